@@ -1,0 +1,180 @@
+/**
+ * `npm run bench [-- --filter TEXT]`: runs every scenario of both services with autocannon, and the same
+ * request against a bare node:http server answering the same bytes, then prints req/s, p50/p99 latency
+ * and the service/baseline ratios, and writes the numbers to bench/results/<timestamp>.json.
+ */
+import { fork } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import type { BenchRequest, Scenario } from './scenario.js';
+import { freePort } from './service-process.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+interface Measurement {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+  throughputMBps: number;
+}
+
+interface Row {
+  scenario: string;
+  service: Measurement;
+  baseline: Measurement;
+  rpsRatio: number;
+  p99Ratio: number;
+  notes: Record<string, string | number>;
+}
+
+async function loadScenarios(): Promise<Scenario[]> {
+  const modules = [
+    await import('../packages/machine-api/bench/scenarios.js').catch(missingScenarios('machine-api')),
+    await import('../packages/forge/bench/scenarios.js').catch(missingScenarios('forge')),
+  ];
+  return modules.flatMap((module) => module.scenarios);
+}
+
+function missingScenarios(pkg: string) {
+  return (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    process.stderr.write(`(no bench scenarios in ${pkg})\n`);
+    return { scenarios: [] as Scenario[] };
+  };
+}
+
+async function measure(baseUrl: string, request: BenchRequest, connections: number, seconds: number) {
+  const result = await autocannon({
+    url: `${baseUrl}${request.path}`,
+    method: request.method ?? 'GET',
+    headers: request.headers,
+    body: request.body,
+    connections,
+    duration: seconds,
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    throughputMBps: result.throughput.average / 1e6,
+  } satisfies Measurement;
+}
+
+/** Captures the service's answer to `request` so the baseline can serve exactly the same bytes. */
+async function captureResponse(baseUrl: string, request: BenchRequest) {
+  const response = await fetch(`${baseUrl}${request.path}`, {
+    method: request.method ?? 'GET',
+    headers: request.headers,
+    body: request.body,
+  });
+  const body = Buffer.from(await response.arrayBuffer());
+  if (response.status >= 400) {
+    throw new Error(`${request.method ?? 'GET'} ${request.path} answered ${response.status}: ${body}`);
+  }
+  return { status: response.status, contentType: response.headers.get('content-type') ?? '', body };
+}
+
+async function startBaseline(status: number, contentType: string, body: Buffer) {
+  const port = await freePort();
+  const child = fork(join(here, 'baseline-server.mjs'), [
+    String(port),
+    String(status),
+    contentType,
+    body.toString('base64'),
+  ]);
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`baseline exited with ${code}`)));
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    stop: () => new Promise<void>((resolve) => child.once('exit', () => resolve()).kill()),
+  };
+}
+
+function formatTable(rows: Row[]): string {
+  const header = [
+    'scenario',
+    'req/s',
+    'base req/s',
+    'ratio',
+    'p50 ms',
+    'p99 ms',
+    'base p99',
+    'p99 ratio',
+    'errors',
+    'notes',
+  ];
+  const lines = rows.map((row) => [
+    row.scenario,
+    row.service.requestsPerSecond.toFixed(0),
+    row.baseline.requestsPerSecond.toFixed(0),
+    row.rpsRatio.toFixed(2),
+    row.service.p50Ms.toFixed(1),
+    row.service.p99Ms.toFixed(1),
+    row.baseline.p99Ms.toFixed(1),
+    row.p99Ratio.toFixed(2),
+    String(row.service.errors + row.service.non2xx),
+    Object.entries(row.notes)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' '),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');
+  return [fmt(header), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');
+}
+
+async function main() {
+  const { values } = parseArgs({ options: { filter: { type: 'string' } } });
+  const defaultSeconds = Number(process.env.BENCH_SECONDS ?? 5);
+  const scenarios = (await loadScenarios()).filter((s) => !values.filter || s.name.includes(values.filter));
+  const rows: Row[] = [];
+  for (const scenario of scenarios) {
+    process.stderr.write(`▶ ${scenario.name}\n`);
+    const prepared = await scenario.prepare();
+    try {
+      const connections = scenario.connections ?? 32;
+      const seconds = scenario.seconds ?? defaultSeconds;
+      const answer = await captureResponse(prepared.baseUrl, prepared.request);
+      const baseline = await startBaseline(answer.status, answer.contentType, answer.body);
+      try {
+        const baselineResult = await measure(baseline.baseUrl, prepared.request, connections, seconds);
+        const serviceResult = await measure(prepared.baseUrl, prepared.request, connections, seconds);
+        rows.push({
+          scenario: scenario.name,
+          service: serviceResult,
+          baseline: baselineResult,
+          rpsRatio: serviceResult.requestsPerSecond / baselineResult.requestsPerSecond,
+          p99Ratio: serviceResult.p99Ms / Math.max(baselineResult.p99Ms, 0.001),
+          notes: prepared.notes ?? {},
+        });
+      } finally {
+        await baseline.stop();
+      }
+    } finally {
+      await prepared.teardown();
+    }
+  }
+  const table = formatTable(rows);
+  process.stdout.write(`\n${table}\n`);
+  const resultsDir = join(here, 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2),
+  );
+  process.stdout.write(`\nwritten ${file}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : error}\n`);
+  process.exit(1);
+});

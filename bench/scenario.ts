@@ -1,0 +1,28 @@
+/**
+ * A benchmark scenario: a running service and one request to hammer it with. The harness measures the
+ * same request against a bare `node:http` server answering the same bytes, in the same run.
+ */
+export interface BenchRequest {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+}
+
+export interface PreparedScenario {
+  /** Base URL of the service under test, e.g. `http://127.0.0.1:41234`. */
+  baseUrl: string;
+  request: BenchRequest;
+  /** Extra facts to print beside the numbers (data set size, file size…). */
+  notes?: Record<string, string | number>;
+  teardown(): Promise<void>;
+}
+
+export interface Scenario {
+  name: string;
+  /** Concurrent connections (default 32). */
+  connections?: number;
+  /** Seconds per measurement (default 5, or BENCH_SECONDS). */
+  seconds?: number;
+  prepare(): Promise<PreparedScenario>;
+}

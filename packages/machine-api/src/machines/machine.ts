@@ -1,0 +1,115 @@
+/**
+ * The one interface every machine backend implements (Noop, Moonraker, Bambu, Usb).
+ *
+ * The HTTP layer and the job runner only ever talk to this interface; protocol details stay inside
+ * each backend's folder. Wire names (`FusedDeposition`, `{"Usb":{}}`, `ExtraKindA`, …) are the seed's.
+ */
+
+export type MachineType = 'Stereolithography' | 'FusedDeposition' | 'Cnc';
+
+export interface Volume {
+  width: number;
+  depth: number;
+  height: number;
+}
+
+export interface MachineMakeModel {
+  manufacturer: string | null;
+  model: string | null;
+  serial: string | null;
+}
+
+/** Externally tagged, exactly one key: `Usb` (serial G-code), `ExtraKindA` (Moonraker), `ExtraKindB` (Bambu). */
+export type ExtraMachineInfo =
+  | { Usb: Record<string, unknown> }
+  | { ExtraKindA: Record<string, unknown> }
+  | { ExtraKindB: Record<string, unknown> };
+
+/** Same tags as the anchor's `MachineState` (serde `tag = "state"`, snake_case). */
+export type MachineState =
+  | { state: 'unknown' }
+  | { state: 'idle' }
+  | { state: 'running' }
+  | { state: 'paused' }
+  | { state: 'complete' }
+  | { state: 'offline' }
+  | { state: 'failed'; message: string | null };
+
+export interface Temperature {
+  current: number;
+  target: number | null;
+}
+
+/** A snapshot of what the machine reports right now. */
+export interface MachineStatus {
+  state: MachineState;
+  /** Percent 0–100 of the current job, null when nothing is printing or the machine cannot tell. */
+  progress: number | null;
+  /** Keyed by sensor: `extruder`, `bed`, `chamber`, … (exported as Prometheus gauges). */
+  temperatures: Record<string, Temperature>;
+  extra: ExtraMachineInfo | null;
+}
+
+/** What the machine needs to be given: plain G-code, or Bambu's `.gcode.3mf` package. */
+export type PrintFileFormat = 'gcode' | 'gcode.3mf';
+
+export interface PrintRequest {
+  jobId: string;
+  /** Human name of the job; backends sanitise it before using it as a remote file name. */
+  jobName: string;
+  /** Local path of the file in `PrintFileFormat` of this machine. */
+  filePath: string;
+  /** Aborted when the job is cancelled before the machine has started it (e.g. during upload). */
+  signal: AbortSignal;
+}
+
+export type PrintOutcome =
+  | { status: 'completed' }
+  | { status: 'cancelled' }
+  | { status: 'failed'; message: string };
+
+/** A print the machine has accepted and started. */
+export interface ActivePrint {
+  /** Settles when the machine has finished with the job, whatever the outcome. Never rejects. */
+  finished: Promise<PrintOutcome>;
+}
+
+/** Static facts about the machine; may be refined once the backend has talked to the device. */
+export interface MachineIdentity {
+  machineType: MachineType;
+  makeModel: MachineMakeModel;
+  maxPartVolume: Volume | null;
+}
+
+export interface Machine {
+  readonly id: string;
+  /** The file format `print` expects. */
+  readonly printFormat: PrintFileFormat;
+  identity(): MachineIdentity;
+  /** Never throws: a device that does not answer in time is reported as `offline`. */
+  status(): Promise<MachineStatus>;
+  /**
+   * Hands a prepared file to the machine and starts it. Resolves once the machine has started the job;
+   * rejects with a `MachineError` (e.g. busy, upload refused) when it cannot.
+   */
+  print(request: PrintRequest): Promise<ActivePrint>;
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  /** Stops the current job (the anchor's `stop`); the active print's `finished` settles as `cancelled`. */
+  stop(): Promise<void>;
+  /** Starts background work (connections, discovery, polling). */
+  start(): Promise<void>;
+  /** Releases every connection, timer and child process. */
+  close(): Promise<void>;
+}
+
+/** Why a machine refused an operation; the HTTP layer maps `code` to a status and `error_code`. */
+export class MachineError extends Error {
+  constructor(
+    readonly code: 'MachineBusy' | 'MachineOffline' | 'MachineRejected' | 'NotSupported',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MachineError';
+  }
+}

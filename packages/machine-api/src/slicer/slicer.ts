@@ -1,0 +1,50 @@
+/**
+ * Turning a design into machine instructions. The job runner calls a `Slicer`; PrusaSlicer is the real
+ * implementation (prusa.ts). Design files are classified and measured in `src/design/` before slicing.
+ */
+
+import type { Volume } from '../machines/machine.js';
+
+/** `slicer = { type = "Prusa", config = "<ini>" }` in the TOML, as in the anchor. */
+export interface SlicerConfig {
+  type: 'Prusa';
+  /** Absolute path of the PrusaSlicer `.ini` profile. */
+  config: string;
+}
+
+export interface SliceRequest {
+  /** Local path of the design (STL, 3MF or OBJ). */
+  designPath: string;
+  /** Where the G-code is written. */
+  outputPath: string;
+  /** Build volume used to centre the part; the profile's bed wins when it is smaller. */
+  buildVolume: Volume | null;
+  /** Index of the filament/extruder to print with (`slicer_configuration.filament_idx`). */
+  filamentIndex?: number;
+  signal?: AbortSignal;
+}
+
+/** Estimates PrusaSlicer writes into the G-code trailer. */
+export interface SliceEstimate {
+  printTimeSeconds: number | null;
+  filamentUsedMm: number | null;
+  filamentUsedCm3: number | null;
+  filamentUsedGrams: number | null;
+}
+
+export interface SliceResult {
+  gcodePath: string;
+  estimate: SliceEstimate;
+}
+
+export interface Slicer {
+  slice(request: SliceRequest): Promise<SliceResult>;
+}
+
+/** The slicer ran and refused or failed; `message` is the slicer's own words. */
+export class SliceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SliceError';
+  }
+}

@@ -1,0 +1,375 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { GitCommandError, runGit } from './command.js';
+
+/** The all-zero object id: as an old value it means "the ref must not exist yet". */
+export const ZERO_SHA = '0000000000000000000000000000000000000000';
+
+/** Who authors a commit or a tag. */
+export interface GitSignature {
+  name: string;
+  email: string;
+  /** Defaults to now. */
+  when?: Date;
+}
+
+/** A tag as git sees it. */
+export interface GitTag {
+  name: string;
+  /** The tag object for annotated tags, else the commit (Gitea's `Tag.ID`). */
+  objectSha: string;
+  commitSha: string;
+  annotated: boolean;
+  /** Annotated: the tag message; lightweight: the commit message (as Gitea). */
+  message: string;
+  /** Tagger date for annotated tags, committer date for lightweight ones (unix seconds). */
+  createdUnix: number;
+  /** Committer date of the tagged commit, RFC 3339. */
+  commitDate: string;
+}
+
+/** A branch head as git sees it. */
+export interface GitBranch {
+  name: string;
+  commitSha: string;
+  message: string;
+  commitDate: string;
+  authorName: string;
+  authorEmail: string;
+  committerName: string;
+  committerEmail: string;
+}
+
+/** One commit of a push, for activity rows. */
+export interface GitCommitSummary {
+  sha: string;
+  message: string;
+  authorName: string;
+  authorEmail: string;
+  committerName: string;
+  committerEmail: string;
+  timestamp: string;
+}
+
+/** A tag name git refuses (`git check-ref-format`). */
+export class InvalidRefNameError extends Error {
+  constructor(readonly refName: string) {
+    super(`invalid ref name "${refName}"`);
+    this.name = 'InvalidRefNameError';
+  }
+}
+
+/** The tag already exists (a concurrent creator won the race, or it was there before). */
+export class TagExistsError extends Error {
+  constructor(readonly tagName: string) {
+    super(`tag already exists [name: ${tagName}]`);
+    this.name = 'TagExistsError';
+  }
+}
+
+/** `<root>/<owner>/<repo>.git`, lower-cased as Gitea lays repositories out. */
+export function repositoryPath(root: string, owner: string, repo: string): string {
+  return join(root, owner.toLowerCase(), `${repo.toLowerCase()}.git`);
+}
+
+/** Creates an empty bare repository whose HEAD names `defaultBranch`. */
+export async function initBareRepository(path: string, defaultBranch: string): Promise<void> {
+  await assertValidRefName(`refs/heads/${defaultBranch}`);
+  await mkdir(dirname(path), { recursive: true });
+  await runGit(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, path]);
+  // Authorisation is the forge's job (smart-HTTP checks write access before receive-pack runs).
+  await runGit(['config', 'http.receivepack', 'true'], { gitDir: path });
+}
+
+/** Removes a repository directory; missing directories are fine. */
+export async function removeRepository(path: string): Promise<void> {
+  await rm(path, { recursive: true, force: true });
+}
+
+function signatureEnv(who: GitSignature): Record<string, string> {
+  const date = `${Math.floor((who.when ?? new Date()).getTime() / 1000)} +0000`;
+  return {
+    GIT_AUTHOR_NAME: who.name,
+    GIT_AUTHOR_EMAIL: who.email,
+    GIT_AUTHOR_DATE: date,
+    GIT_COMMITTER_NAME: who.name,
+    GIT_COMMITTER_EMAIL: who.email,
+    GIT_COMMITTER_DATE: date,
+  };
+}
+
+/**
+ * Makes the first commit (one README.md) on `branch` of an empty bare repository, with plumbing only, so
+ * no work tree is ever checked out. Fails if the branch already exists.
+ */
+export async function commitInitialReadme(
+  gitDir: string,
+  options: { branch: string; readme: string; author: GitSignature; message?: string },
+): Promise<string> {
+  const blob = (
+    await runGit(['hash-object', '-w', '--stdin'], { gitDir, input: options.readme })
+  ).stdout.trim();
+  const tree = (
+    await runGit(['mktree'], { gitDir, input: `100644 blob ${blob}\tREADME.md\n` })
+  ).stdout.trim();
+  const commit = (
+    await runGit(['commit-tree', tree, '-m', options.message ?? 'Initial commit'], {
+      gitDir,
+      env: signatureEnv(options.author),
+    })
+  ).stdout.trim();
+  await runGit(['update-ref', `refs/heads/${options.branch}`, commit, ZERO_SHA], { gitDir });
+  return commit;
+}
+
+/** Throws InvalidRefNameError unless git accepts `ref` as a full ref name. */
+export async function assertValidRefName(ref: string): Promise<void> {
+  const result = await runGit(['check-ref-format', ref], { okExitCodes: [1] });
+  if (result.exitCode !== 0 || ref.includes('/-')) throw new InvalidRefNameError(ref);
+}
+
+/** Commit id a branch, tag or sha names, or null when it names no commit. */
+export async function resolveCommit(gitDir: string, commitish: string): Promise<string | null> {
+  if (commitish === '' || commitish.startsWith('-')) return null;
+  const result = await runGit(
+    ['rev-parse', '--verify', '--quiet', '--end-of-options', `${commitish}^{commit}`],
+    {
+      gitDir,
+      okExitCodes: [1, 128],
+    },
+  );
+  return result.exitCode === 0 ? result.stdout.trim() : null;
+}
+
+/** True when the repository has no branch at all. */
+export async function hasNoBranches(gitDir: string): Promise<boolean> {
+  const { stdout } = await runGit(['for-each-ref', '--count=1', '--format=%(refname)', 'refs/heads/'], {
+    gitDir,
+  });
+  return stdout.trim() === '';
+}
+
+/** Number of commits reachable from `sha` (Gitea's `num_commits`). */
+export async function countCommits(gitDir: string, sha: string): Promise<number> {
+  const { stdout } = await runGit(['rev-list', '--count', sha, '--'], { gitDir });
+  return Number(stdout.trim());
+}
+
+/** Every ref under refs/heads and refs/tags with the object it points to. */
+export async function listRefs(gitDir: string): Promise<Map<string, string>> {
+  const { stdout } = await runGit(
+    ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/tags/'],
+    {
+      gitDir,
+    },
+  );
+  const refs = new Map<string, string>();
+  for (const line of stdout.split('\n')) {
+    const space = line.indexOf(' ');
+    if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
+  }
+  return refs;
+}
+
+// NUL-separated fields, one record per ref; `%(contents)` may span lines but never holds a NUL.
+const TAG_FORMAT = [
+  '%(refname:lstrip=2)',
+  '%(objectname)',
+  '%(objecttype)',
+  '%(*objectname)',
+  '%(creatordate:unix)',
+  '%(committerdate:iso-strict)',
+  '%(*committerdate:iso-strict)',
+  '%(contents)',
+].join('%00');
+
+function parseTags(stdout: string): GitTag[] {
+  const tags: GitTag[] = [];
+  for (const record of stdout.split('\0\n')) {
+    const fields = record.split('\0');
+    if (fields.length < 8) continue;
+    const [name, objectSha, type, peeled, created, ownDate, peeledDate, message] = fields as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    const annotated = type === 'tag';
+    // A tag of a tree or blob has no commit; the forge's API only deals in commit tags.
+    if (annotated ? peeled === '' : type !== 'commit') continue;
+    tags.push({
+      name: name.replace(/^\n/, ''),
+      objectSha,
+      commitSha: annotated ? peeled : objectSha,
+      annotated,
+      message,
+      createdUnix: Number(created),
+      commitDate: annotated ? peeledDate : ownDate,
+    });
+  }
+  return tags;
+}
+
+/** All commit tags, newest tag/commit date first (Gitea lists tags by creator date, descending). */
+export async function listTags(gitDir: string): Promise<GitTag[]> {
+  const { stdout } = await runGit(
+    ['for-each-ref', '--sort=-creatordate', `--format=${TAG_FORMAT}%00`, 'refs/tags/'],
+    {
+      gitDir,
+    },
+  );
+  return parseTags(stdout);
+}
+
+/** One tag by exact name, or null. */
+export async function getTag(gitDir: string, name: string): Promise<GitTag | null> {
+  const { stdout } = await runGit(['for-each-ref', `--format=${TAG_FORMAT}%00`, `refs/tags/${name}`], {
+    gitDir,
+  });
+  return parseTags(stdout).find((tag) => tag.name === name) ?? null;
+}
+
+const BRANCH_FORMAT = [
+  '%(refname:lstrip=2)',
+  '%(objectname)',
+  '%(committerdate:iso-strict)',
+  '%(authorname)',
+  '%(authoremail:trim)',
+  '%(committername)',
+  '%(committeremail:trim)',
+  '%(contents)',
+].join('%00');
+
+function parseBranches(stdout: string): GitBranch[] {
+  const branches: GitBranch[] = [];
+  for (const record of stdout.split('\0\n')) {
+    const fields = record.split('\0');
+    if (fields.length < 8) continue;
+    const [name, commitSha, commitDate, authorName, authorEmail, committerName, committerEmail, message] =
+      fields as [string, string, string, string, string, string, string, string];
+    branches.push({
+      name: name.replace(/^\n/, ''),
+      commitSha,
+      commitDate,
+      authorName,
+      authorEmail,
+      committerName,
+      committerEmail,
+      message,
+    });
+  }
+  return branches;
+}
+
+/** All branches, sorted by name. */
+export async function listBranches(gitDir: string): Promise<GitBranch[]> {
+  const { stdout } = await runGit(
+    ['for-each-ref', '--sort=refname', `--format=${BRANCH_FORMAT}%00`, 'refs/heads/'],
+    {
+      gitDir,
+    },
+  );
+  return parseBranches(stdout);
+}
+
+/** One branch by exact name, or null. */
+export async function getBranch(gitDir: string, name: string): Promise<GitBranch | null> {
+  const { stdout } = await runGit(['for-each-ref', `--format=${BRANCH_FORMAT}%00`, `refs/heads/${name}`], {
+    gitDir,
+  });
+  return parseBranches(stdout).find((branch) => branch.name === name) ?? null;
+}
+
+/**
+ * Creates `refs/tags/<name>` at `commitSha`, annotated when `message` is non-empty. The ref is written
+ * with the zero old value, so of several concurrent creators of one tag exactly one succeeds and the
+ * others get TagExistsError.
+ */
+export async function createTag(
+  gitDir: string,
+  options: { name: string; commitSha: string; message?: string; tagger: GitSignature },
+): Promise<GitTag> {
+  const ref = `refs/tags/${options.name}`;
+  await assertValidRefName(ref);
+  let object = options.commitSha;
+  if (options.message) {
+    const when = Math.floor((options.tagger.when ?? new Date()).getTime() / 1000);
+    const body = options.message.endsWith('\n') ? options.message : `${options.message}\n`;
+    const tagText =
+      `object ${options.commitSha}\ntype commit\ntag ${options.name}\n` +
+      `tagger ${options.tagger.name} <${options.tagger.email}> ${when} +0000\n\n${body}`;
+    object = (await runGit(['mktag'], { gitDir, input: tagText })).stdout.trim();
+  }
+  try {
+    await runGit(['update-ref', '-m', 'forge: create tag', ref, object, ZERO_SHA], { gitDir });
+  } catch (error) {
+    if (error instanceof GitCommandError && (await getTag(gitDir, options.name))) {
+      throw new TagExistsError(options.name);
+    }
+    throw error;
+  }
+  const tag = await getTag(gitDir, options.name);
+  if (!tag) throw new Error(`tag ${options.name} vanished right after creation`);
+  return tag;
+}
+
+/** Deletes `refs/tags/<name>`; false when it did not exist. */
+export async function deleteTag(gitDir: string, name: string): Promise<boolean> {
+  const ref = `refs/tags/${name}`;
+  const current = (
+    await runGit(['rev-parse', '--verify', '--quiet', ref], { gitDir, okExitCodes: [1] })
+  ).stdout.trim();
+  if (!current) return false;
+  // The expected old value makes the delete lose (and report) a race with a concurrent re-point.
+  await runGit(['update-ref', '-d', ref, current], { gitDir });
+  return true;
+}
+
+/** Points HEAD (the default branch) at `branch`. */
+export async function setHeadBranch(gitDir: string, branch: string): Promise<void> {
+  await assertValidRefName(`refs/heads/${branch}`);
+  await runGit(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], { gitDir });
+}
+
+/** The branch HEAD names (it may not exist yet in an empty repository). */
+export async function headBranch(gitDir: string): Promise<string> {
+  const { stdout } = await runGit(['symbolic-ref', '--short', 'HEAD'], { gitDir });
+  return stdout.trim();
+}
+
+/**
+ * Newest-first commits reachable from `newSha` but not from `oldSha` (all history when old is zero),
+ * at most `limit` of them.
+ */
+export async function commitsBetween(
+  gitDir: string,
+  oldSha: string,
+  newSha: string,
+  limit: number,
+): Promise<GitCommitSummary[]> {
+  const range = oldSha === ZERO_SHA ? [newSha] : [newSha, `^${oldSha}`];
+  const format = '%H%x00%an%x00%ae%x00%cn%x00%ce%x00%cI%x00%B%x00%x00';
+  const { stdout } = await runGit(['log', `--max-count=${limit}`, `--format=${format}`, ...range, '--'], {
+    gitDir,
+  });
+  const commits: GitCommitSummary[] = [];
+  for (const record of stdout.split('\0\0')) {
+    const fields = record.replace(/^\n/, '').split('\0');
+    if (fields.length < 7) continue;
+    const [sha, authorName, authorEmail, committerName, committerEmail, timestamp, message] = fields as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    commits.push({ sha, authorName, authorEmail, committerName, committerEmail, timestamp, message });
+  }
+  return commits;
+}

@@ -1,9 +1,15 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { createLogger } from './log.js';
-import { buildApp } from './server/app.js';
+import { startService } from './service.js';
 
-const USAGE = 'usage: machine-api serve [--config FILE] [--bind HOST:PORT] [--data-dir DIR] [--json]';
+const USAGE = `usage: machine-api serve [--config FILE] [--bind HOST:PORT] [--data-dir DIR] [--json] [--debug]
+
+  --config, -c FILE      TOML configuration (default machine-api.toml)
+  --bind, -b HOST:PORT   listen address (default 127.0.0.1:8080)
+  --data-dir DIR         job database and upload files (default ./data/machine-api)
+  --json, -j             log JSON lines even on a terminal
+  --debug, -d            log at debug level (every request); LOG_LEVEL=<level> sets any level`;
 
 /** Splits `HOST:PORT` (IPv6 hosts in brackets). */
 export function parseBind(bind: string): { host: string; port: number } {
@@ -31,18 +37,32 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = values.help ? 0 : 2;
     return;
   }
-  const logger = createLogger({ json: values.json, level: values.debug ? 'debug' : 'info' });
-  const app = await buildApp({ logger });
+  const level = values.debug ? 'debug' : (process.env.LOG_LEVEL ?? 'info');
+  const logger = createLogger({ json: values.json, level });
   const { host, port } = parseBind(values.bind);
-  await app.listen({ host, port });
+  const service = await startService({
+    configPath: values.config,
+    dataDir: values['data-dir'],
+    host,
+    port,
+    logger,
+  });
 
-  const shutdown = async (signal: string) => {
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
     logger.info({ signal }, 'shutting down');
-    await app.close();
-    process.exit(0);
+    service.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

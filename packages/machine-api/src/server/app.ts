@@ -1,12 +1,71 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+/**
+ * The HTTP application: Fastify with the TypeBox type provider, the shared schemas, the OpenAPI document,
+ * CORS, request ids, the error mapper, 404/405 handling, request metrics, and the route modules.
+ */
 
-export interface AppOptions {
-  logger: FastifyBaseLogger;
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import { installErrorHandling, methodNotAllowedRoutes } from './errors.js';
+import { registerOpenApi } from './openapi.js';
+import { machineRoutes } from './routes/machines.js';
+import { metaRoutes } from './routes/meta.js';
+import { sharedSchemas } from './schemas.js';
+import type { ServerContext, TypedApp } from './types.js';
+
+export interface AppOptions extends ServerContext {
+  logger: Logger;
 }
 
 /** Builds the HTTP application; the caller decides where it listens. */
-export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: options.logger });
-  app.get('/ping', async () => ({ message: 'pong' }));
+export async function buildApp(options: AppOptions): Promise<TypedApp> {
+  const { logger, ...context } = options;
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Request logging costs throughput; requests are logged at debug level in onResponse below.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Like the anchor: a fresh UUID per request; a client-supplied x-request-id is not trusted.
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  // Handlers build exact wire shapes from typed values; the schemas' OpenAPI 3.0 `nullable` is beyond
+  // fast-json-stringify, so plain JSON.stringify serialises.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  const debug = logger.isLevelEnabled('debug');
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    context.metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    if (debug) {
+      request.log.debug(
+        { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+        'request',
+      );
+    }
+  });
+
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST'],
+    exposedHeaders: ['x-request-id'],
+    maxAge: 600,
+    // Any OPTIONS request is answered as a preflight, so it never falls into the 405 routes.
+    strictPreflight: false,
+    hideOptionsRoute: true,
+  });
+  for (const schema of sharedSchemas) app.addSchema(schema);
+  await registerOpenApi(app);
+  installErrorHandling(app);
+  const notAllowed = methodNotAllowedRoutes(app);
+
+  metaRoutes(app, context);
+  machineRoutes(app, context);
+
+  notAllowed.register();
   return app;
 }

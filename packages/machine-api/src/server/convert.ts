@@ -1,0 +1,55 @@
+/** Domain objects → wire shapes of schemas.ts (field order as the anchor serialises it). */
+
+import type { Filament } from '../config.js';
+import type { MachineStatus } from '../machines/machine.js';
+import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
+import type { MachineInfoResponse } from './schemas.js';
+
+type HardwareConfiguration = NonNullable<MachineInfoResponse['hardware_configuration']>;
+type WireFilament = Extract<HardwareConfiguration, { type: 'fdm' }>['config']['filaments'][number];
+
+/** A machine and its current status as `MachineInfoResponse`. */
+export function machineInfo(
+  registry: MachineRegistry,
+  entry: RegisteredMachine,
+  status: MachineStatus,
+): MachineInfoResponse {
+  const identity = entry.machine.identity();
+  return {
+    id: entry.id,
+    make_model: {
+      manufacturer: identity.makeModel.manufacturer,
+      model: identity.makeModel.model,
+      serial: identity.makeModel.serial,
+    },
+    machine_type: identity.machineType,
+    max_part_volume: registry.maxPartVolume(entry),
+    extra: status.extra,
+    state: status.state,
+    progress: status.progress,
+    hardware_configuration: hardwareConfiguration(entry, identity.machineType),
+  };
+}
+
+function hardwareConfiguration(entry: RegisteredMachine, machineType: string): HardwareConfiguration | null {
+  if (machineType !== 'FusedDeposition') return { type: 'none' };
+  const { nozzleDiameter, filaments, loadedFilamentIdx } = entry.common;
+  if (nozzleDiameter === null) return null;
+  return {
+    type: 'fdm',
+    config: {
+      nozzle_diameter: nozzleDiameter,
+      filaments: filaments.map(wireFilament),
+      loaded_filament_idx: loadedFilamentIdx,
+    },
+  };
+}
+
+/** `name` and `color` appear only when configured, as in the anchor. */
+function wireFilament(filament: Filament): WireFilament {
+  return {
+    ...(filament.name !== undefined ? { name: filament.name } : {}),
+    material: { type: filament.material.type as WireFilament['material']['type'] },
+    ...(filament.color !== undefined ? { color: filament.color } : {}),
+  };
+}

@@ -1,0 +1,420 @@
+/**
+ * Every wire shape of the HTTP API, once. These TypeBox schemas are registered as shared schemas (their
+ * `$id` becomes the OpenAPI component name), referenced by the routes, and give the handlers their types.
+ * Names, fields, required lists, nullability and enum values of the seed's schemas are the seed's; the
+ * shapes the seed leaves open follow the anchor's 0.1.1 document.
+ */
+
+import { type Static, type TSchema, Type } from 'typebox';
+
+/** The `$id` of a shared schema (every schema of `sharedSchemas` has one). */
+function idOf(schema: TSchema): string {
+  const id = (schema as { $id?: unknown }).$id;
+  if (typeof id !== 'string') throw new Error('a referenced schema needs an $id');
+  return id;
+}
+
+/** `{"$ref": "<id>"}` typed as the referenced schema. */
+export function ref<T extends TSchema>(schema: T) {
+  return Type.Unsafe<Static<T>>({ $ref: idOf(schema) });
+}
+
+/**
+ * A reference that may be null, written the OpenAPI 3.0 way the anchor writes it:
+ * `{"allOf": [{"$ref": …}], "nullable": true, "description": …}`.
+ */
+export function nullableRef<T extends TSchema>(schema: T, description: string) {
+  return Type.Unsafe<Static<T> | null>({ allOf: [{ $ref: idOf(schema) }], nullable: true, description });
+}
+
+/** A reference carrying its own description (`allOf` keeps the description next to a `$ref`). */
+function describedRef<T extends TSchema>(schema: T, description: string) {
+  return Type.Unsafe<Static<T>>({ allOf: [{ $ref: idOf(schema) }], description });
+}
+
+function nullableString(description: string) {
+  return Type.Unsafe<string | null>({ type: 'string', nullable: true, description });
+}
+
+/** A string enumeration written as the anchor writes it: `oneOf` single-value enums, each documented. */
+function documentedEnum<const V extends string>(
+  values: Record<V, string>,
+  options: { $id: string; description: string },
+) {
+  return Type.Unsafe<V>({
+    ...options,
+    oneOf: Object.entries(values).map(([value, description]) => ({
+      description,
+      enum: [value],
+      type: 'string',
+    })),
+  });
+}
+
+/** An internally tagged variant `{"<tag>": "<value>", …fields}`. */
+function taggedVariant(
+  tag: string,
+  value: string,
+  description: string,
+  fields: Record<string, unknown> = {},
+) {
+  return {
+    description,
+    properties: { ...fields, [tag]: { enum: [value], type: 'string' } },
+    required: [tag],
+    type: 'object',
+  };
+}
+
+export const ErrorSchema = Type.Object(
+  {
+    request_id: Type.String(),
+    error_code: Type.Optional(Type.String()),
+    message: Type.String(),
+  },
+  { $id: 'Error', description: 'Error information from a response.' },
+);
+export type ErrorBody = Static<typeof ErrorSchema>;
+
+export const Pong = Type.Object(
+  { message: Type.String({ description: 'The pong response.' }) },
+  { $id: 'Pong', description: 'The response from the `/ping` endpoint.' },
+);
+
+export const MachineType = documentedEnum(
+  {
+    Stereolithography: 'Use light to cure a resin to build up layers.',
+    FusedDeposition: 'Fused Deposition Modeling, layers of melted plastic.',
+    Cnc: '"Computer numerical control" - machine that grinds away material from a hunk of material to construct a part.',
+  },
+  {
+    $id: 'MachineType',
+    description:
+      'Specific technique by which this Machine takes a design, and produces a real-world 3D object.',
+  },
+);
+
+export const MachineMakeModel = Type.Object(
+  {
+    manufacturer: Type.Optional(nullableString('The manufacturer that built the connected Machine.')),
+    model: Type.Optional(nullableString('The model of the connected Machine.')),
+    serial: Type.Optional(nullableString('The unique serial number of the connected Machine.')),
+  },
+  { $id: 'MachineMakeModel', description: 'Information regarding the make/model of a discovered endpoint.' },
+);
+
+export const Volume = Type.Object(
+  {
+    width: Type.Number({
+      format: 'double',
+      description: 'Width of the volume ("left and right"), in millimeters.',
+    }),
+    depth: Type.Number({
+      format: 'double',
+      description: 'Depth of the volume ("front to back"), in millimeters.',
+    }),
+    height: Type.Number({
+      format: 'double',
+      description: 'Height of the volume ("up and down"), in millimeters.',
+    }),
+  },
+  {
+    $id: 'Volume',
+    description:
+      'Set of three values to represent the extent of a 3-D Volume. This contains the width, depth, and height values, generally used to represent some maximum or minimum.\n\nAll measurements are in millimeters.',
+  },
+);
+
+/** Exactly one key per variant; `ExtraKindA` is the Moonraker backend, `ExtraKindB` the Bambu backend. */
+export const ExtraMachineInfoResponse = Type.Unsafe<
+  | { Usb: Record<string, unknown> }
+  | { ExtraKindA: Record<string, unknown> }
+  | { ExtraKindB: Record<string, unknown> }
+>({
+  $id: 'ExtraMachineInfoResponse',
+  description: 'Extra machine-specific information regarding a connected machine.',
+  oneOf: ['ExtraKindA', 'Usb', 'ExtraKindB'].map((key) => ({
+    additionalProperties: false,
+    properties: { [key]: { type: 'object' } },
+    required: [key],
+    type: 'object',
+  })),
+});
+
+export const MachineState = Type.Unsafe<
+  | { state: 'unknown' | 'idle' | 'running' | 'offline' | 'paused' | 'complete' }
+  | { state: 'failed'; message: string | null }
+>({
+  $id: 'MachineState',
+  description:
+    'Current state of the machine -- be it printing, idle or offline. This can be used to determine if a printer is in the correct state to take a new job.',
+  oneOf: [
+    taggedVariant(
+      'state',
+      'unknown',
+      'If a print state can not be resolved at this time, an Unknown may be returned.',
+    ),
+    taggedVariant('state', 'idle', 'Idle, and ready for another job.'),
+    taggedVariant('state', 'running', 'Running a job -- 3D printing or CNC-ing a part.'),
+    taggedVariant('state', 'offline', 'Machine is currently offline or unreachable.'),
+    taggedVariant('state', 'paused', 'Job is underway but halted, waiting for some action to take place.'),
+    taggedVariant('state', 'complete', 'Job is finished, but waiting manual action to move back to Idle.'),
+    taggedVariant(
+      'state',
+      'failed',
+      'The printer has failed and is in an unknown state that may require manual attention to resolve. The inner value is a human readable description of what specifically has failed.',
+      {
+        message: {
+          description: 'A human-readable message describing the failure.',
+          nullable: true,
+          type: 'string',
+        },
+      },
+    ),
+  ],
+});
+
+export const FilamentMaterialTypes = [
+  'pla',
+  'pla_support',
+  'abs',
+  'petg',
+  'nylon',
+  'tpu',
+  'pva',
+  'hips',
+  'composite',
+  'unknown',
+] as const;
+
+export const FilamentMaterial = Type.Unsafe<{ type: (typeof FilamentMaterialTypes)[number] }>({
+  $id: 'FilamentMaterial',
+  description: 'The material that the filament is made of.',
+  oneOf: FilamentMaterialTypes.map((type) => taggedVariant('type', type, `Filament material \`${type}\`.`)),
+});
+
+export const Filament = Type.Object(
+  {
+    name: Type.Optional(
+      nullableString('The name of the filament, this is likely specific to the manufacturer.'),
+    ),
+    material: describedRef(FilamentMaterial, 'The material that the filament is made of.'),
+    color: Type.Optional(
+      Type.Unsafe<string | null>({
+        type: 'string',
+        nullable: true,
+        minLength: 6,
+        maxLength: 6,
+        description:
+          'The color (as hex without the `#`) of the filament, this is likely specific to the manufacturer.',
+      }),
+    ),
+  },
+  { $id: 'Filament', description: 'Information about the filament being used in a FDM printer.' },
+);
+
+export const FdmHardwareConfiguration = Type.Object(
+  {
+    nozzle_diameter: Type.Number({
+      format: 'double',
+      description: 'Diameter of the extrusion nozzle, in mm.',
+    }),
+    filaments: Type.Array(ref(Filament), { description: 'The filaments the printer has access to.' }),
+    loaded_filament_idx: Type.Optional(
+      Type.Unsafe<number | null>({
+        type: 'integer',
+        format: 'uint',
+        minimum: 0,
+        nullable: true,
+        description: 'The currently loaded filament index.',
+      }),
+    ),
+  },
+  { $id: 'FdmHardwareConfiguration', description: 'Configuration for a FDM-based printer.' },
+);
+
+export const HardwareConfiguration = Type.Unsafe<
+  { type: 'none' } | { type: 'fdm'; config: Static<typeof FdmHardwareConfiguration> }
+>({
+  $id: 'HardwareConfiguration',
+  description: 'The hardware configuration of a machine.',
+  oneOf: [
+    taggedVariant(
+      'type',
+      'none',
+      'No configuration is possible: the method of manufacture has nothing to configure.',
+    ),
+    {
+      ...taggedVariant('type', 'fdm', 'Hardware configuration specific to FDM based printers', {
+        config: {
+          allOf: [{ $ref: 'FdmHardwareConfiguration' }],
+          description: 'The configuration for the FDM printer.',
+        },
+      }),
+      required: ['config', 'type'],
+    },
+  ],
+});
+
+export const MachineInfoResponse = Type.Object(
+  {
+    id: Type.String({ description: 'Machine Identifier (ID) for the specific Machine.' }),
+    make_model: describedRef(
+      MachineMakeModel,
+      'Information regarding the make and model of the attached Machine.',
+    ),
+    machine_type: describedRef(MachineType, 'Information regarding the method of manufacture.'),
+    max_part_volume: Type.Optional(
+      nullableRef(
+        Volume,
+        'Maximum part size that can be manufactured by this device. This may be some sort of theoretical upper bound, getting close to this limit seems like maybe a bad idea.\n\nThis may be `None` if the maximum size is not knowable by the Machine API.\n\nWhat "close" means is up to you!',
+      ),
+    ),
+    extra: Type.Optional(
+      nullableRef(
+        ExtraMachineInfoResponse,
+        'Additional, per-machine information which is specific to the underlying machine type.',
+      ),
+    ),
+    // Additions of 0.1.1, optional here so that the seed's required list stays the seed's.
+    state: Type.Optional(
+      describedRef(
+        MachineState,
+        'Status of the printer -- be it printing, idle, or unreachable. This may dictate if a machine is capable of taking a new job.',
+      ),
+    ),
+    progress: Type.Optional(
+      Type.Unsafe<number | null>({
+        type: 'number',
+        format: 'double',
+        nullable: true,
+        description: 'Progress of the current print, if printing.',
+      }),
+    ),
+    hardware_configuration: Type.Optional(
+      nullableRef(HardwareConfiguration, 'Information about how the Machine is currently configured.'),
+    ),
+  },
+  { $id: 'MachineInfoResponse', description: 'Information regarding a connected machine.' },
+);
+export type MachineInfoResponse = Static<typeof MachineInfoResponse>;
+
+export const SlicerConfiguration = Type.Object(
+  {
+    filament_idx: Type.Optional(
+      Type.Unsafe<number | null>({
+        type: 'integer',
+        format: 'uint',
+        minimum: 0,
+        nullable: true,
+        description: 'The filament to use for the print.',
+      }),
+    ),
+  },
+  {
+    $id: 'SlicerConfiguration',
+    description:
+      'The slicer configuration is a set of parameters that are passed to the slicer to control how the gcode is generated.',
+  },
+);
+
+export const PrintParameters = Type.Object(
+  {
+    machine_id: Type.String({ description: 'The machine id to print to.' }),
+    job_name: Type.String({ description: 'The name for the job.' }),
+    slicer_configuration: Type.Optional(
+      nullableRef(SlicerConfiguration, 'Requested design-specific slicer configurations.'),
+    ),
+  },
+  { $id: 'PrintParameters', description: 'Parameters for printing.' },
+);
+export type PrintParameters = Static<typeof PrintParameters>;
+
+export const PrintJobResponse = Type.Object(
+  {
+    job_id: Type.String({ description: 'The job id used for this print.' }),
+    parameters: describedRef(PrintParameters, 'The parameters used for this print.'),
+  },
+  { $id: 'PrintJobResponse', description: 'The response from the `/print` endpoint.' },
+);
+export type PrintJobResponse = Static<typeof PrintJobResponse>;
+
+export const JobStatusValues = [
+  'queued',
+  'slicing',
+  'uploading',
+  'printing',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
+
+export const JobStatus = Type.Unsafe<(typeof JobStatusValues)[number]>({
+  $id: 'JobStatus',
+  description:
+    'Where a print job is: `queued` → `slicing` → `uploading` → `printing` → `completed`, or `failed` / `cancelled`.',
+  type: 'string',
+  enum: [...JobStatusValues],
+});
+
+export const Job = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'The job id returned by `POST /print`.' }),
+    machine_id: Type.String({ description: 'The machine the job was sent to.' }),
+    job_name: Type.String({ description: 'The name given to the job.' }),
+    file_name: Type.String({ description: 'Name of the uploaded design file.' }),
+    file_size: Type.Integer({ minimum: 0, description: 'Size of the uploaded design file, in bytes.' }),
+    status: describedRef(JobStatus, 'Where the job is in its lifecycle.'),
+    message: Type.Unsafe<string | null>({
+      type: 'string',
+      nullable: true,
+      description: 'Why the job failed or was cancelled; null otherwise.',
+    }),
+    created_at: Type.String({ format: 'date-time', description: 'When the job was accepted.' }),
+    updated_at: Type.String({ format: 'date-time', description: 'When the job last changed status.' }),
+    finished_at: Type.Unsafe<string | null>({
+      type: 'string',
+      format: 'date-time',
+      nullable: true,
+      description: 'When the job reached `completed`, `failed` or `cancelled`.',
+    }),
+  },
+  { $id: 'Job', description: 'A print job and what happened to it.' },
+);
+export type JobResponse = Static<typeof Job>;
+
+/** Every shared schema, in the order they are registered (references point backwards only). */
+export const sharedSchemas = [
+  ErrorSchema,
+  Pong,
+  MachineType,
+  MachineMakeModel,
+  Volume,
+  ExtraMachineInfoResponse,
+  MachineState,
+  FilamentMaterial,
+  Filament,
+  FdmHardwareConfiguration,
+  HardwareConfiguration,
+  MachineInfoResponse,
+  SlicerConfiguration,
+  PrintParameters,
+  PrintJobResponse,
+  JobStatus,
+  Job,
+];
+
+export const MachineIdParams = Type.Object({ id: Type.String({ description: 'The machine ID.' }) });
+export const JobIdParams = Type.Object({ id: Type.String({ description: 'The job ID.' }) });
+export const JobListQuery = Type.Object({
+  machine_id: Type.Optional(Type.String({ description: 'Only jobs sent to this machine.' })),
+  status: Type.Optional(ref(JobStatus)),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      default: 100,
+      description: 'Most recent jobs first, at most this many.',
+    }),
+  ),
+});

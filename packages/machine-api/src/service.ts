@@ -1,0 +1,65 @@
+/**
+ * The whole service wired together: configuration → machines → HTTP server, and the reverse on close.
+ * The CLI and the test harness both start the service through here.
+ */
+
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { loadConfig } from './config.js';
+import { backends } from './machines/backends.js';
+import { MachineRegistry } from './machines/registry.js';
+import { ServiceMetrics } from './metrics.js';
+import { buildApp } from './server/app.js';
+
+export interface ServiceOptions {
+  configPath: string;
+  dataDir: string;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  logger: Logger;
+}
+
+export interface RunningService {
+  /** e.g. `http://127.0.0.1:8080` */
+  url: string;
+  app: FastifyInstance;
+  /** Stops accepting requests, then closes the machines. */
+  close(): Promise<void>;
+}
+
+/** Loads the configuration, starts the machines and listens. Throws `ConfigError` for a bad config. */
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const { logger } = options;
+  const config = loadConfig(options.configPath, backends);
+  const dataDir = resolve(options.dataDir);
+  await mkdir(dataDir, { recursive: true });
+
+  const machines = await MachineRegistry.create(config.machines, {
+    logger,
+    configDir: dirname(resolve(options.configPath)),
+    dataDir,
+  });
+  const statusTimeoutMs = config.server.status_timeout_ms;
+  const metrics = new ServiceMetrics(machines, statusTimeoutMs);
+  const app = await buildApp({ logger, machines, metrics, statusTimeoutMs });
+  await machines.start();
+  try {
+    const url = await app.listen({ host: options.host, port: options.port });
+    logger.info({ url, machines: machines.machines.length }, 'machine-api listening');
+    return {
+      url,
+      app,
+      close: async () => {
+        await app.close();
+        await machines.close();
+      },
+    };
+  } catch (error) {
+    await app.close();
+    await machines.close();
+    throw error;
+  }
+}

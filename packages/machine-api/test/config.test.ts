@@ -1,0 +1,171 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../src/config.js';
+import { backends } from '../src/machines/backends.js';
+import { startMachineApi, waitFor } from './harness.js';
+
+const FILE = '/etc/machine-api/machine-api.toml';
+const parse = (text: string) => parseConfig(text, { file: FILE, backends });
+
+function errorOf(text: string): string {
+  try {
+    parse(text);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration file', () => {
+  it('reads the anchor format: machines by id, sorted, with the common keys and backend defaults', () => {
+    const config = parse(`
+[machines.nada]
+type = "Noop"
+nozzle_diameter = 0.6
+state.state = "idle"
+progress = 10.0
+[[machines.nada.filaments]]
+material.type = "pla"
+
+[machines.bench]
+type = "Noop"
+`);
+    expect(config.machines.map((m) => m.id)).toEqual(['bench', 'nada']);
+    const nada = config.machines[1]!;
+    expect(nada.backend.type).toBe('Noop');
+    expect(nada.common).toEqual({
+      slicer: null,
+      nozzleDiameter: 0.6,
+      filaments: [{ material: { type: 'pla' } }],
+      loadedFilamentIdx: null,
+      maxPartVolume: null,
+    });
+    expect(nada.settings).toMatchObject({ state: { state: 'idle' }, progress: 10, print_seconds: 10 });
+    expect(config.server).toEqual({ max_upload_mib: 512, status_timeout_ms: 3000 });
+  });
+
+  it('an empty file is a service with no machines', () => {
+    expect(parse('').machines).toEqual([]);
+  });
+
+  it('names the file, the machine id, the key and the expected value', () => {
+    expect(errorOf('[machines.x]\ntype = "Noop"\nnozzle_diameter = "big"\n')).toBe(
+      `${FILE}: [machines.x]: key "nozzle_diameter": expected a number > 0, got "big"`,
+    );
+    expect(errorOf('[machines.x]\ntype = "Noop"\n[[machines.x.filaments]]\nmaterial.type = "wood"\n')).toBe(
+      `${FILE}: [machines.x]: key "filaments.0.material.type": expected one of "pla", "pla_support", "abs", "petg", "nylon", "tpu", "pva", "hips", "composite", "unknown", got "wood"`,
+    );
+    expect(errorOf('[machines.x]\ntype = "Noop"\nprint_seconds = -1\n')).toBe(
+      `${FILE}: [machines.x]: key "print_seconds": expected a number ≥ 0, got -1`,
+    );
+    expect(errorOf('[machines.x]\ntype = "Noop"\nstate.state = "dancing"\n')).toMatch(
+      /^\/etc\/machine-api\/machine-api.toml: \[machines.x\]: key "state/,
+    );
+  });
+
+  it('rejects an unknown machine type, listing the known ones', () => {
+    expect(errorOf('[machines.x]\ntype = "Prusa"\n')).toBe(
+      `${FILE}: [machines.x]: key "type": expected one of ${backends.map((b) => `"${b.type}"`).join(', ')}, got "Prusa"`,
+    );
+    expect(errorOf('[machines.x]\nnozzle_diameter = 0.4\n')).toBe(
+      `${FILE}: [machines.x]: key "type": expected a string, it is missing`,
+    );
+  });
+
+  it('rejects a loaded filament index beyond the filament list and a missing slicer profile', () => {
+    expect(errorOf('[machines.x]\ntype = "Noop"\nloaded_filament_idx = 0\n')).toBe(
+      `${FILE}: [machines.x]: key "loaded_filament_idx": expected an index below the number of filaments (0), got 0`,
+    );
+    expect(
+      errorOf('[machines.x]\ntype = "Noop"\nslicer = { type = "Prusa", config = "missing.ini" }\n'),
+    ).toBe(
+      `${FILE}: [machines.x]: key "slicer.config": expected an existing PrusaSlicer .ini file, /etc/machine-api/missing.ini does not exist`,
+    );
+  });
+
+  it('rejects invalid TOML, machine ids unusable in URLs and bad [server] keys', () => {
+    expect(errorOf('[machines.x\n')).toMatch(/^\/etc\/machine-api\/machine-api.toml: not valid TOML: /);
+    expect(errorOf('[machines."a b"]\ntype = "Noop"\n')).toMatch(/\[machines.a b\]: machine id must match/);
+    expect(errorOf('[server]\nmax_upload_mib = 0\n')).toBe(
+      `${FILE}: [server]: key "max_upload_mib": expected a number > 0, got 0`,
+    );
+  });
+
+  it('the service refuses to start on a bad configuration', async () => {
+    await expect(startMachineApi('[machines.x]\ntype = "Nope"\n')).rejects.toThrow(
+      /key "type": expected one of/,
+    );
+  });
+});
+
+describe('machine-api serve (the CLI)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'machine-api-cli-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  const cli = new URL('../src/cli.ts', import.meta.url).pathname;
+  const run = (args: string[]) =>
+    spawn(process.execPath, ['--import', 'tsx', cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const collect = (stream: NodeJS.ReadableStream) => {
+    let text = '';
+    stream.on('data', (chunk) => {
+      text += chunk;
+    });
+    return () => text;
+  };
+
+  it('exits 1 naming the problem when the configuration is bad', async () => {
+    const config = join(dir, 'bad.toml');
+    await writeFile(config, '[machines.x]\ntype = "Noop"\nnozzle_diameter = -1\n');
+    const child = run([
+      'serve',
+      '--config',
+      config,
+      '--bind',
+      '127.0.0.1:0',
+      '--data-dir',
+      join(dir, 'data'),
+    ]);
+    const stderr = collect(child.stderr!);
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr()).toBe(
+      `machine-api: ${config}: [machines.x]: key "nozzle_diameter": expected a number > 0, got -1\n`,
+    );
+  });
+
+  it('serves the configured machines and shuts down cleanly on SIGTERM', async () => {
+    const config = join(dir, 'good.toml');
+    await writeFile(config, '[machines.sim]\ntype = "Noop"\n');
+    const child = run([
+      'serve',
+      '--config',
+      config,
+      '--bind',
+      '127.0.0.1:0',
+      '--data-dir',
+      join(dir, 'data'),
+      '--json',
+    ]);
+    const stdout = collect(child.stdout!);
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      const url = await waitFor(() => /"url":"(http:[^"]+)"/.exec(stdout())?.[1], {
+        what: 'the listening log line',
+      });
+      const res = await fetch(`${url}/machines`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { id: string }[]).map((m) => m.id)).toEqual(['sim']);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stdout()).toContain('"msg":"shutting down"');
+  });
+});

@@ -1,17 +1,21 @@
 /**
  * From an uploaded design to the file a machine takes. The job runner calls `preparePrint` once per job;
  * the design is classified from its content, measured against the machine's build volume, sliced when it
- * is not G-code already, and packaged as `.gcode.3mf` for machines that need it.
- *
- * Owned by the slicing work (issue 4); this first version only passes G-code through.
+ * is not G-code already, and packaged as `.gcode.3mf` for machines that need it. Everything written goes
+ * into the job's work dir, which the job runner removes when the job ends.
  */
 
-import { open } from 'node:fs/promises';
+import { copyFile, symlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { type DesignKind, inspectDesign } from '../design/inspect.js';
 import { InvalidDesign } from '../errors.js';
 import type { PrintFileFormat, Volume } from '../machines/machine.js';
+import { writeGcode3mf } from './bambu-package.js';
+import { readGcodeTrailer } from './estimate.js';
+import { PrusaSlicer } from './prusa.js';
 import type { SliceEstimate, SlicerConfig } from './slicer.js';
 
-export type DesignKind = 'stl' | '3mf' | 'obj' | 'gcode';
+export type { DesignKind } from '../design/inspect.js';
 
 export interface PrepareRequest {
   /** The uploaded file as it was streamed to disk. */
@@ -39,21 +43,68 @@ export interface PreparedPrint {
 
 /** Throws `InvalidDesign` for files that are not printable and `SlicingFailed` when the slicer fails. */
 export async function preparePrint(request: PrepareRequest): Promise<PreparedPrint> {
-  const head = await readHead(request.uploadPath, 512);
-  const looksLikeGcode = /^(;|G\d|M\d|T\d)/m.test(head.toString('latin1'));
-  if (!looksLikeGcode || request.format !== 'gcode') {
-    throw new InvalidDesign(`cannot print ${request.fileName}: only plain G-code is supported so far`);
+  const design = await inspectDesign(request.uploadPath, request.fileName);
+  request.signal?.throwIfAborted();
+  let gcodePath = request.uploadPath;
+  let estimate: SliceEstimate | null = null;
+  if (design.kind !== 'gcode') {
+    if (!request.slicer) {
+      throw new InvalidDesign(
+        `this machine has no slicer configured, so it only prints G-code; got ${describeKind(design.kind)}`,
+      );
+    }
+    if (design.size && request.maxPartVolume) checkFits(design.size, request.maxPartVolume);
+    const sliced = await new PrusaSlicer(request.slicer).slice({
+      designPath: await designWithExtension(request.uploadPath, request.workDir, design.kind),
+      outputPath: join(request.workDir, 'sliced.gcode'),
+      buildVolume: request.maxPartVolume,
+      filamentIndex: request.filamentIndex,
+      signal: request.signal,
+    });
+    gcodePath = sliced.gcodePath;
+    estimate = sliced.estimate;
   }
-  return { filePath: request.uploadPath, designKind: 'gcode', estimate: null };
+  if (request.format === 'gcode.3mf') {
+    const packagePath = join(request.workDir, 'plate.gcode.3mf');
+    await writeGcode3mf(gcodePath, packagePath, { estimate, trailer: await readGcodeTrailer(gcodePath) });
+    return { filePath: packagePath, designKind: design.kind, estimate };
+  }
+  return { filePath: gcodePath, designKind: design.kind, estimate };
 }
 
-async function readHead(path: string, bytes: number): Promise<Buffer> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(bytes);
-    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
+/** Rejects a design larger than the build volume in any axis, naming both sizes in millimetres. */
+function checkFits(size: Volume, volume: Volume): void {
+  // Sub-micron slack: binary STL coordinates are float32, a 220 mm part may measure 220.00001.
+  const slack = 1e-3;
+  if (
+    size.width <= volume.width + slack &&
+    size.depth <= volume.depth + slack &&
+    size.height <= volume.height + slack
+  ) {
+    return;
   }
+  throw new InvalidDesign(
+    `design is too big for this machine: it measures ${millimetres(size)} (width × depth × height) ` +
+      `but the build volume is ${millimetres(volume)}`,
+  );
+}
+
+function millimetres(volume: Volume): string {
+  const mm = (n: number) => `${Math.round(n * 100) / 100}`;
+  return `${mm(volume.width)} × ${mm(volume.depth)} × ${mm(volume.height)} mm`;
+}
+
+function describeKind(kind: DesignKind): string {
+  return { stl: 'an STL', '3mf': 'a 3MF', obj: 'an OBJ', gcode: 'G-code' }[kind];
+}
+
+/** PrusaSlicer picks its reader by file extension: give it the upload under a name that says what it is. */
+async function designWithExtension(uploadPath: string, workDir: string, kind: DesignKind): Promise<string> {
+  const path = join(workDir, `design.${kind}`);
+  try {
+    await symlink(resolve(uploadPath), path);
+  } catch {
+    await copyFile(uploadPath, path);
+  }
+  return path;
 }

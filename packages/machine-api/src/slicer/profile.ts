@@ -16,15 +16,28 @@ export async function readProfile(path: string): Promise<Map<string, string>> {
   return values;
 }
 
-/** Build volume from `bed_shape` (polygon of `XxY` points) and `max_print_height`; null when absent. */
-export async function buildVolumeFromProfile(iniPath: string): Promise<Volume | null> {
-  const profile = await readProfile(iniPath);
-  const shape = profile.get('bed_shape');
-  const height = Number(profile.get('max_print_height'));
-  if (!shape || !Number.isFinite(height) || height <= 0) return null;
+export interface BedBounds {
+  minX: number;
+  maxX: number;
+  minY: number;
+  maxY: number;
+}
+
+/** Extent of a `bed_shape` polygon (`0x0,250x0,250x210,0x210`); null when absent or malformed. */
+export function bedBounds(shape: string | undefined): BedBounds | null {
+  if (!shape) return null;
   const points = shape.split(',').map((point) => point.split('x').map(Number));
   const xs = points.map(([x]) => x ?? Number.NaN);
   const ys = points.map(([, y]) => y ?? Number.NaN);
   if ([...xs, ...ys].some((n) => !Number.isFinite(n))) return null;
-  return { width: Math.max(...xs) - Math.min(...xs), depth: Math.max(...ys) - Math.min(...ys), height };
+  return { minX: Math.min(...xs), maxX: Math.max(...xs), minY: Math.min(...ys), maxY: Math.max(...ys) };
+}
+
+/** Build volume from `bed_shape` and `max_print_height`; null when absent. */
+export async function buildVolumeFromProfile(iniPath: string): Promise<Volume | null> {
+  const profile = await readProfile(iniPath);
+  const bed = bedBounds(profile.get('bed_shape'));
+  const height = Number(profile.get('max_print_height'));
+  if (!bed || !Number.isFinite(height) || height <= 0) return null;
+  return { width: bed.maxX - bed.minX, depth: bed.maxY - bed.minY, height };
 }

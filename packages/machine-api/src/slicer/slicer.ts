@@ -10,14 +10,16 @@ export interface SlicerConfig {
   type: 'Prusa';
   /** Absolute path of the PrusaSlicer `.ini` profile. */
   config: string;
+  /** Seconds one slicing run may take before the slicer is killed (default 600). */
+  timeoutSeconds?: number;
 }
 
 export interface SliceRequest {
-  /** Local path of the design (STL, 3MF or OBJ). */
+  /** Local path of the design (STL, 3MF or OBJ); its extension tells the slicer the format. */
   designPath: string;
   /** Where the G-code is written. */
   outputPath: string;
-  /** Build volume used to centre the part; the profile's bed wins when it is smaller. */
+  /** Build volume used to centre the part when the profile has no bed shape. */
   buildVolume: Volume | null;
   /** Index of the filament/extruder to print with (`slicer_configuration.filament_idx`). */
   filamentIndex?: number;
@@ -37,14 +39,10 @@ export interface SliceResult {
   estimate: SliceEstimate;
 }
 
+/**
+ * Slices one design. Throws `SlicingFailed` (with the slicer's own words) when the slicer fails or times
+ * out, and the signal's reason when aborted.
+ */
 export interface Slicer {
   slice(request: SliceRequest): Promise<SliceResult>;
-}
-
-/** The slicer ran and refused or failed; `message` is the slicer's own words. */
-export class SliceError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SliceError';
-  }
 }

@@ -1,0 +1,126 @@
+/**
+ * Design-file inspection: what kind of file an upload is (decided from its content; the client's file
+ * name is only a hint) and how big the design is. Everything that cannot be printed is rejected here with
+ * `InvalidDesign`, before a slicer ever runs.
+ */
+
+import { open } from 'node:fs/promises';
+import { InvalidDesign } from '../errors.js';
+import type { Volume } from '../machines/machine.js';
+import { boxSize } from './box.js';
+import type { Measurement } from './measurement.js';
+import { measureObj } from './obj.js';
+import { measureAsciiStl, measureBinaryStl, STL_HEADER_BYTES, STL_TRIANGLE_BYTES } from './stl.js';
+import { measure3mf } from './threemf.js';
+
+export type DesignKind = 'stl' | '3mf' | 'obj' | 'gcode';
+
+export interface DesignInfo {
+  kind: DesignKind;
+  /** Triangles of a mesh design; null for G-code. */
+  triangles: number | null;
+  /** Width × depth × height of the design in millimetres; null for G-code (it is placed already). */
+  size: Volume | null;
+}
+
+/** How much of the file is looked at to tell text formats apart. */
+const SNIFF_BYTES = 64 * 1024;
+
+type Detected =
+  | { kind: 'binary-stl'; triangles: number }
+  | { kind: 'ascii-stl' }
+  | { kind: '3mf' }
+  | { kind: 'obj' }
+  | { kind: 'gcode' };
+
+/** Classifies and measures the design at `path`; throws `InvalidDesign` with a reason a person can act on. */
+export async function inspectDesign(path: string, fileName: string): Promise<DesignInfo> {
+  const detected = await detect(path, fileName);
+  switch (detected.kind) {
+    case 'gcode':
+      return { kind: 'gcode', triangles: null, size: null };
+    case 'binary-stl':
+      return mesh('stl', await measureBinaryStl(path, detected.triangles));
+    case 'ascii-stl':
+      return mesh('stl', await measureAsciiStl(path));
+    case '3mf':
+      return mesh('3mf', await measure3mf(path));
+    case 'obj':
+      return mesh('obj', await measureObj(path));
+  }
+}
+
+function mesh(kind: DesignKind, measurement: Measurement): DesignInfo {
+  return { kind, triangles: measurement.triangles, size: boxSize(measurement.box) };
+}
+
+async function detect(path: string, fileName: string): Promise<Detected> {
+  const handle = await open(path, 'r');
+  let head: Buffer;
+  let size: number;
+  try {
+    size = (await handle.stat()).size;
+    head = Buffer.alloc(Math.min(size, SNIFF_BYTES));
+    await handle.read(head, 0, head.length, 0);
+  } finally {
+    await handle.close();
+  }
+  if (size === 0) throw new InvalidDesign('the uploaded file is empty');
+  if (head.subarray(0, 4).equals(Buffer.from('PK\x03\x04', 'latin1'))) return { kind: '3mf' };
+
+  // Binary STL first: its 80-byte header may well start with "solid", but its size gives it away.
+  const announced = size >= STL_HEADER_BYTES ? head.readUInt32LE(80) : -1;
+  const expectedSize = STL_HEADER_BYTES + announced * STL_TRIANGLE_BYTES;
+  if (announced >= 0 && expectedSize === size) return { kind: 'binary-stl', triangles: announced };
+
+  if (isText(head)) {
+    const text = head.toString('latin1');
+    if (/^\s*solid\b/.test(text)) return { kind: 'ascii-stl' };
+    const textKind = classifyText(text);
+    if (textKind) return { kind: textKind };
+  } else if (announced >= 0 && /\.stl$/i.test(fileName)) {
+    if (expectedSize > size) {
+      throw new InvalidDesign(
+        `binary STL is truncated: its header announces ${announced} triangles (${expectedSize} bytes) ` +
+          `but the file has ${size} bytes`,
+      );
+    }
+    // Some exporters pad the file; the announced triangles are all there, the rest is ignored.
+    return { kind: 'binary-stl', triangles: announced };
+  }
+  throw new InvalidDesign(
+    `${fileName || 'the uploaded file'} is not a design this service can print: ` +
+      'expected STL (ASCII or binary), 3MF, OBJ or G-code',
+  );
+}
+
+/** Text if there is no NUL byte and almost every byte is printable ASCII or whitespace. */
+function isText(head: Buffer): boolean {
+  let odd = 0;
+  for (const byte of head) {
+    if (byte === 0) return false;
+    if (byte < 9 || (byte > 13 && byte < 32) || byte === 127) odd++;
+  }
+  return odd <= head.length / 100;
+}
+
+/**
+ * OBJ or G-code by counting the statements typical of each in the first lines. A head made only of `;`
+ * comments is G-code too: slicers write long comment headers (thumbnails) before the first command.
+ */
+function classifyText(text: string): 'obj' | 'gcode' | null {
+  let gcode = 0;
+  let obj = 0;
+  let comments = 0;
+  let other = 0;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '') continue;
+    if (/^[GMT]\d+(\s|;|$)/i.test(line)) gcode++;
+    else if (/^(v|vt|vn|f|o|g|s|mtllib|usemtl)\s/.test(line)) obj++;
+    else if (line.startsWith(';')) comments++;
+    else other++;
+  }
+  if (gcode === 0 && obj === 0) return comments > 0 && other === 0 ? 'gcode' : null;
+  return gcode > obj ? 'gcode' : 'obj';
+}

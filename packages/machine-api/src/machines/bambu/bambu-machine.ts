@@ -1,0 +1,294 @@
+/** A Bambu Lab printer in LAN mode: found by discovery (or configured host + serial), driven over MQTT/FTPS. */
+
+import type { Logger } from 'pino';
+import {
+  type ActivePrint,
+  type Machine,
+  MachineError,
+  type MachineIdentity,
+  type MachineStatus,
+  type PrintOutcome,
+  type PrintRequest,
+} from '../machine.js';
+import type { BambuSettings } from './config.js';
+import type { BambuAnnouncement, DiscoveryListener } from './discovery.js';
+import { identifyModel } from './models.js';
+import { numberField, type Report, stringField } from './report.js';
+import { BambuSession } from './session.js';
+import { ACTIVE_GCODE_STATES, amsAttached, formatPrintError, statusFromReport } from './status.js';
+import { remoteFileName, uploadPrintFile } from './upload.js';
+
+/** `print_error` the printer reports when a job was cancelled (from its screen, the app or `print.stop`). */
+const CANCELLED_BY_USER = 0x0300400c;
+/** Generous: a 100 MB project over the printer's Wi-Fi takes minutes. */
+const UPLOAD_TIMEOUT_MS = 10 * 60_000;
+
+interface TrackedJob {
+  /** The `subtask_name` sent in `project_file`. */
+  name: string;
+  /** `gcode_state` and `print_error` before the job was sent, so a leftover FAILED is not mistaken for ours. */
+  before: { gcodeState: string | null; printError: number | null };
+  started: boolean;
+  stopRequested: boolean;
+  settle: (outcome: PrintOutcome) => void;
+}
+
+export class BambuMachine implements Machine {
+  readonly printFormat = 'gcode.3mf' as const;
+  private session: BambuSession | null = null;
+  private serial: string | null;
+  private modelCode: string | null = null;
+  private job: TrackedJob | null = null;
+  /** True from the moment a print is being handed over, so two prints cannot interleave. */
+  private handingOver = false;
+  private readonly onAnnouncement = (announcement: BambuAnnouncement) => this.discovered(announcement);
+
+  constructor(
+    readonly id: string,
+    private readonly settings: BambuSettings,
+    private readonly discovery: DiscoveryListener | null,
+    private readonly logger: Logger,
+  ) {
+    this.serial = settings.serial;
+  }
+
+  identity(): MachineIdentity {
+    const model = identifyModel(this.modelCode, this.serial);
+    return {
+      machineType: 'FusedDeposition',
+      makeModel: { manufacturer: 'Bambu Lab', model: model?.name ?? null, serial: this.serial },
+      maxPartVolume: model?.volume ?? null,
+    };
+  }
+
+  async status(): Promise<MachineStatus> {
+    const offline: MachineStatus = {
+      state: { state: 'offline' },
+      progress: null,
+      temperatures: {},
+      extra: null,
+    };
+    const session = this.session;
+    if (!session) return offline;
+    if (!session.connected) {
+      // A refused login is the one failure the user must fix in the config: say so instead of just "offline".
+      return session.problem?.includes('access code')
+        ? { ...offline, state: { state: 'failed', message: session.problem } }
+        : offline;
+    }
+    const fresh =
+      session.lastReportAt !== null && Date.now() - session.lastReportAt <= this.settings.statusTimeoutMs;
+    if (session.status && fresh) return statusFromReport(session.status);
+    const waitingSince = Date.now() - (session.connectedAt ?? 0);
+    if (session.lastReportAt === null && waitingSince <= this.settings.statusTimeoutMs) {
+      return { ...offline, state: { state: 'unknown' } };
+    }
+    return offline;
+  }
+
+  async print(request: PrintRequest): Promise<ActivePrint> {
+    if (this.handingOver || this.job)
+      throw new MachineError('MachineBusy', `${this.id} is already printing a job`);
+    const session = this.session;
+    const current = await this.status();
+    if (!session || current.state.state === 'offline' || current.state.state === 'unknown') {
+      throw new MachineError('MachineOffline', `${this.id} is not connected or has not reported its status`);
+    }
+    if (current.state.state === 'failed')
+      throw new MachineError('MachineOffline', current.state.message ?? 'failed');
+    if (current.state.state !== 'idle') {
+      throw new MachineError('MachineBusy', `${this.id} is ${current.state.state}, not idle`);
+    }
+    this.handingOver = true;
+    try {
+      const fileName = remoteFileName(request.jobName, request.jobId);
+      await uploadPrintFile({
+        host: session.currentHost,
+        port: this.settings.ftpsPort,
+        accessCode: this.settings.accessCode,
+        localPath: request.filePath,
+        remoteName: fileName,
+        timeoutMs: UPLOAD_TIMEOUT_MS,
+        signal: request.signal,
+      });
+      request.signal.throwIfAborted();
+      return await this.startJob(session, request.jobName, fileName);
+    } finally {
+      this.handingOver = false;
+    }
+  }
+
+  private async startJob(session: BambuSession, name: string, fileName: string): Promise<ActivePrint> {
+    const status = session.status ?? {};
+    let settle: (outcome: PrintOutcome) => void = () => undefined;
+    const finished = new Promise<PrintOutcome>((resolve) => {
+      settle = resolve;
+    });
+    const job: TrackedJob = {
+      name,
+      before: {
+        gcodeState: stringField(status, 'gcode_state'),
+        printError: numberField(status, 'print_error'),
+      },
+      started: false,
+      stopRequested: false,
+      settle: (outcome) => {
+        if (this.job === job) this.job = null;
+        settle(outcome);
+      },
+    };
+    this.job = job;
+    try {
+      await session.request(
+        'print',
+        {
+          command: 'project_file',
+          param: 'Metadata/plate_1.gcode',
+          subtask_name: name,
+          url: `ftp://${fileName}`,
+          bed_type: 'auto',
+          timelapse: false,
+          bed_leveling: true,
+          flow_cali: true,
+          vibration_cali: true,
+          layer_inspect: false,
+          use_ams: amsAttached(status),
+          profile_id: '0',
+          project_id: '0',
+          subtask_id: '0',
+          task_id: '0',
+        },
+        {
+          timeoutMs: this.settings.commandTimeoutMs,
+          // A printer that starts our job has accepted it, even if its reply got lost.
+          acceptReport: (report) => isActive(report) && stringField(report, 'subtask_name') === name,
+        },
+      );
+    } catch (error) {
+      if (this.job === job) this.job = null;
+      throw error;
+    }
+    this.logger.info({ job: name, file: fileName }, 'Bambu printer accepted the job');
+    if (session.status) this.follow(session.status);
+    return { finished };
+  }
+
+  async pause(): Promise<void> {
+    await this.command('pause', 'running');
+  }
+
+  async resume(): Promise<void> {
+    await this.command('resume', 'paused');
+  }
+
+  async stop(): Promise<void> {
+    const job = this.job;
+    if (job) job.stopRequested = true;
+    await this.command('stop', null);
+    // A job the printer accepted but never started has nothing left to end with.
+    if (job && !job.started && this.job === job) job.settle({ status: 'cancelled' });
+  }
+
+  private async command(name: 'pause' | 'resume' | 'stop', requiredState: 'running' | 'paused' | null) {
+    const session = this.session;
+    if (!session) throw new MachineError('MachineOffline', `${this.id} has not been discovered yet`);
+    if (requiredState) {
+      const { state } = (await this.status()).state;
+      if (state !== requiredState) {
+        throw new MachineError(
+          'MachineRejected',
+          `cannot ${name} ${this.id}: it is ${state}, not ${requiredState}`,
+        );
+      }
+    }
+    await session.request(
+      'print',
+      { command: name, param: '' },
+      { timeoutMs: this.settings.commandTimeoutMs },
+    );
+  }
+
+  async start(): Promise<void> {
+    if (this.settings.host && this.settings.serial) {
+      this.connect(this.settings.host, this.settings.serial);
+      return;
+    }
+    await this.discovery?.acquire(this.onAnnouncement);
+  }
+
+  async close(): Promise<void> {
+    await this.discovery?.release(this.onAnnouncement);
+    this.job?.settle({
+      status: 'failed',
+      message: 'machine-api shut down before the printer reported the end of the job',
+    });
+    await this.session?.close();
+    this.session = null;
+  }
+
+  private discovered(announcement: BambuAnnouncement): void {
+    const matches = this.settings.serial
+      ? announcement.serial === this.settings.serial
+      : announcement.name === this.settings.name;
+    if (!matches) return;
+    this.modelCode = announcement.modelCode ?? this.modelCode;
+    if (this.session) {
+      this.session.moveTo(announcement.host);
+      return;
+    }
+    this.logger.info(
+      { host: announcement.host, serial: announcement.serial, model: announcement.modelCode },
+      'discovered Bambu printer',
+    );
+    this.connect(announcement.host, announcement.serial);
+  }
+
+  private connect(host: string, serial: string): void {
+    this.serial = serial;
+    const session = new BambuSession({
+      host,
+      port: this.settings.mqttPort,
+      serial,
+      accessCode: this.settings.accessCode,
+      staleAfterMs: this.settings.statusTimeoutMs,
+      logger: this.logger,
+    });
+    this.session = session;
+    session.onReport((report) => this.follow(report));
+    session.start();
+  }
+
+  /** Moves the tracked job along with the printer's `gcode_state`. */
+  private follow(report: Report): void {
+    const job = this.job;
+    if (!job) return;
+    const gcodeState = stringField(report, 'gcode_state');
+    const printError = numberField(report, 'print_error');
+    if (isActive(report)) {
+      job.started = true;
+      return;
+    }
+    // Until the printer has shown our job running, only a change from the state before it counts.
+    const changed = gcodeState !== job.before.gcodeState || printError !== job.before.printError;
+    if (!job.started && !changed) return;
+    if (gcodeState === 'FINISH') job.settle({ status: 'completed' });
+    else if (gcodeState === 'FAILED') {
+      if (job.stopRequested || printError === CANCELLED_BY_USER) job.settle({ status: 'cancelled' });
+      else {
+        const code = printError ? `error ${formatPrintError(printError)}` : 'no error code';
+        job.settle({ status: 'failed', message: `the printer reported the print FAILED (${code})` });
+      }
+    } else if (gcodeState === 'IDLE' && job.started) {
+      job.settle(
+        job.stopRequested
+          ? { status: 'cancelled' }
+          : { status: 'failed', message: 'the printer went idle without finishing the job' },
+      );
+    }
+  }
+}
+
+function isActive(report: Report): boolean {
+  const gcodeState = stringField(report, 'gcode_state');
+  return gcodeState !== null && ACTIVE_GCODE_STATES.has(gcodeState);
+}

@@ -11,13 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bambuBackend } from '../src/machines/bambu/backend.js';
 import type { BambuConfig } from '../src/machines/bambu/config.js';
 import { type Machine, MachineError, type MachineStatus } from '../src/machines/machine.js';
-import {
-  BambuPrinterSim,
-  type BambuSimOptions,
-  eventually,
-  freeUdpPort,
-  writeProjectFile,
-} from './sim/bambu.js';
+import { waitFor } from './harness.js';
+import { BambuPrinterSim, type BambuSimOptions, freeUdpPort, writeProjectFile } from './sim/bambu.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -68,10 +63,13 @@ function extraOf(status: MachineStatus): Record<string, unknown> {
 }
 
 async function stateBecomes(machine: Machine, state: string): Promise<MachineStatus> {
-  return eventually(async () => {
-    const status = await machine.status();
-    return status.state.state === state ? status : undefined;
-  }, `state ${state}`);
+  return waitFor(
+    async () => {
+      const status = await machine.status();
+      return status.state.state === state ? status : undefined;
+    },
+    { what: `state ${state}` },
+  );
 }
 
 function printRequest(jobName: string, signal = new AbortController().signal) {
@@ -162,10 +160,13 @@ describe('Bambu printing', () => {
     });
     expect(Number.isInteger(projectFile?.sequence_id)).toBe(true);
 
-    const running = await eventually(async () => {
-      const status = await machine.status();
-      return status.state.state === 'running' && (status.progress ?? 0) > 0 ? status : undefined;
-    }, 'progress while running');
+    const running = await waitFor(
+      async () => {
+        const status = await machine.status();
+        return status.state.state === 'running' && (status.progress ?? 0) > 0 ? status : undefined;
+      },
+      { what: 'progress while running' },
+    );
     expect(extraOf(running)).toMatchObject({ job_name: 'Bracket v2 / final (PLA)', total_layers: 8 });
     await expect(machine.print(printRequest('second'))).rejects.toMatchObject({ code: 'MachineBusy' });
 
@@ -264,10 +265,13 @@ describe('Bambu connection', () => {
     expect(machine.identity().makeModel.model).toBe('P1S');
 
     sim.update({ bed_temper: 41.5 });
-    const warmed = await eventually(async () => {
-      const status = await machine.status();
-      return status.temperatures.bed?.current === 41.5 ? status : undefined;
-    }, 'bed temperature from a delta');
+    const warmed = await waitFor(
+      async () => {
+        const status = await machine.status();
+        return status.temperatures.bed?.current === 41.5 ? status : undefined;
+      },
+      { what: 'bed temperature from a delta' },
+    );
     // Fields the delta did not repeat are still known.
     expect(warmed.temperatures.extruder).toEqual({ current: 25.1, target: 0 });
     expect(extraOf(warmed).nozzle_diameter).toBe('0.4');
@@ -296,12 +300,15 @@ describe('Bambu connection', () => {
     expect(sim.subscriptions).toBe(1);
 
     sim.dropConnections();
-    await eventually(() => sim.subscriptions >= 2, 'a second subscription');
+    await waitFor(() => sim.subscriptions >= 2, { what: 'a second subscription' });
     sim.update({ chamber_temper: 31 });
-    const status = await eventually(async () => {
-      const current = await machine.status();
-      return current.temperatures.chamber?.current === 31 ? current : undefined;
-    }, 'a report after reconnecting');
+    const status = await waitFor(
+      async () => {
+        const current = await machine.status();
+        return current.temperatures.chamber?.current === 31 ? current : undefined;
+      },
+      { what: 'a report after reconnecting' },
+    );
     expect(status.state).toEqual({ state: 'idle' });
     expect(sim.logins).toBe(2);
   });
@@ -309,10 +316,13 @@ describe('Bambu connection', () => {
   it('reports a wrong access code clearly, without revealing it', async () => {
     const sim = await startSim({ accessCode: '87654321' });
     const machine = await startMachine(sim, { access_code: 'wrong-code-1234' });
-    const status = await eventually(async () => {
-      const current = await machine.status();
-      return current.state.state === 'failed' ? current : undefined;
-    }, 'the refused login');
+    const status = await waitFor(
+      async () => {
+        const current = await machine.status();
+        return current.state.state === 'failed' ? current : undefined;
+      },
+      { what: 'the refused login' },
+    );
     expect(status.state).toEqual({
       state: 'failed',
       message:
@@ -323,11 +333,10 @@ describe('Bambu connection', () => {
 
     // Once the printer's code matches again, the back-off retries get in.
     sim.accessCode = 'wrong-code-1234';
-    await eventually(
-      async () => (await machine.status()).state.state === 'idle',
-      'login with the right code',
-      60_000,
-    );
+    await waitFor(async () => (await machine.status()).state.state === 'idle', {
+      what: 'login with the right code',
+      timeoutMs: 60_000,
+    });
   }, 90_000);
 
   it('reports offline when the printer stops reporting for longer than the status timeout', async () => {

@@ -39,7 +39,14 @@ const PositiveMillimetres = Type.Number({ exclusiveMinimum: 0 });
 /** Keys every machine may carry, whatever its type (the anchor's shared sub-types plus our volume override). */
 const CommonKeys = Type.Object({
   type: Type.String(),
-  slicer: Type.Optional(Type.Object({ type: Type.Literal('Prusa'), config: Type.String({ minLength: 1 }) })),
+  slicer: Type.Optional(
+    Type.Object({
+      type: Type.Literal('Prusa'),
+      config: Type.String({ minLength: 1 }),
+      /** Seconds one slicing run may take before the slicer is killed (default 600). */
+      timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    }),
+  ),
   nozzle_diameter: Type.Optional(PositiveMillimetres),
   filaments: Type.Optional(
     Type.Array(
@@ -62,6 +69,8 @@ const ServerKeys = Type.Object({
   max_upload_mib: Type.Number({ exclusiveMinimum: 0, default: 512 }),
   /** How long a machine may take to report its status before it is listed as offline. */
   status_timeout_ms: Type.Integer({ minimum: 1, default: 3000 }),
+  /** Slicer processes allowed at once across all machines (default: the number of CPU cores). */
+  max_concurrent_slices: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type ServerSettings = Static<typeof ServerKeys>;
 
@@ -172,6 +181,7 @@ function commonConfig(
       );
     }
     slicer = { type: 'Prusa', config: ini };
+    if (keys.slicer.timeout_seconds !== undefined) slicer.timeoutSeconds = keys.slicer.timeout_seconds;
   }
   return {
     slicer,

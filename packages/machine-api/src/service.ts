@@ -12,6 +12,7 @@ import { backends } from './machines/backends.js';
 import { MachineRegistry } from './machines/registry.js';
 import { ServiceMetrics } from './metrics.js';
 import { buildApp } from './server/app.js';
+import { setMaxConcurrentSlices } from './slicer/prusa.js';
 
 export interface ServiceOptions {
   configPath: string;
@@ -34,6 +35,7 @@ export interface RunningService {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { logger } = options;
   const config = loadConfig(options.configPath, backends);
+  if (config.server.max_concurrent_slices) setMaxConcurrentSlices(config.server.max_concurrent_slices);
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
 

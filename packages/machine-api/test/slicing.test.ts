@@ -254,7 +254,6 @@ describe('bundled profiles', () => {
       expect(gcode).toContain('\n; gcode_flavor = marlin2\n');
       expect(prepared.estimate?.printTimeSeconds).toBeGreaterThan(0);
       await rm(prepared.filePath);
-      await rm(join(workDir, 'design.stl'));
     }
   });
 });

@@ -6,7 +6,7 @@
  */
 
 import { copyFile, symlink } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { extname, join, resolve } from 'node:path';
 import { type DesignKind, inspectDesign } from '../design/inspect.js';
 import { InvalidDesign } from '../errors.js';
 import type { PrintFileFormat, Volume } from '../machines/machine.js';
@@ -56,7 +56,7 @@ export async function preparePrint(request: PrepareRequest): Promise<PreparedPri
     if (design.size && request.maxPartVolume) checkFits(design.size, request.maxPartVolume);
     const sliced = await new PrusaSlicer(request.slicer).slice({
       designPath: await designWithExtension(request.uploadPath, request.workDir, design.kind),
-      outputPath: join(request.workDir, 'sliced.gcode'),
+      outputPath: fileInWorkDir(request.workDir, 'sliced.gcode', request.uploadPath),
       buildVolume: request.maxPartVolume,
       filamentIndex: request.filamentIndex,
       signal: request.signal,
@@ -65,7 +65,7 @@ export async function preparePrint(request: PrepareRequest): Promise<PreparedPri
     estimate = sliced.estimate;
   }
   if (request.format === 'gcode.3mf') {
-    const packagePath = join(request.workDir, 'plate.gcode.3mf');
+    const packagePath = fileInWorkDir(request.workDir, 'plate.gcode.3mf', request.uploadPath);
     await writeGcode3mf(gcodePath, packagePath, { estimate, trailer: await readGcodeTrailer(gcodePath) });
     return { filePath: packagePath, designKind: design.kind, estimate };
   }
@@ -98,13 +98,23 @@ function describeKind(kind: DesignKind): string {
   return { stl: 'an STL', '3mf': 'a 3MF', obj: 'an OBJ', gcode: 'G-code' }[kind];
 }
 
-/** PrusaSlicer picks its reader by file extension: give it the upload under a name that says what it is. */
+/**
+ * PrusaSlicer picks its reader by file extension: hand it the upload itself when its name says the right
+ * type, else a link (or copy) under a name that does.
+ */
 async function designWithExtension(uploadPath: string, workDir: string, kind: DesignKind): Promise<string> {
-  const path = join(workDir, `design.${kind}`);
+  if (extname(uploadPath).toLowerCase() === `.${kind}`) return uploadPath;
+  const path = fileInWorkDir(workDir, `slicer-input.${kind}`, uploadPath);
   try {
     await symlink(resolve(uploadPath), path);
   } catch {
     await copyFile(uploadPath, path);
   }
   return path;
+}
+
+/** `workDir/name`, or a variant of it when the upload itself already has that path. */
+function fileInWorkDir(workDir: string, name: string, uploadPath: string): string {
+  const path = join(workDir, name);
+  return resolve(path) === resolve(uploadPath) ? join(workDir, `job-${name}`) : path;
 }

@@ -1,47 +1,112 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { buildApp } from './api/app.js';
+import { type ConfigSources, loadConfig } from './config.js';
 import { createLogger } from './log.js';
+import { startForge } from './server.js';
+import { createUser } from './services/users.js';
+import { openDatabase } from './store/database.js';
 
-const USAGE = 'usage: forge serve [--bind HOST:PORT] [--data-dir DIR] [--app-url URL] [--config FILE]';
+const USAGE = `usage:
+  forge serve [--bind HOST:PORT] [--data-dir DIR] [--app-url URL] [--config FILE] [--database-url URL]
+  forge admin user create --username NAME --password PW --email EMAIL [--admin] [--must-change-password=false]
+                          [--data-dir DIR] [--config FILE] [--database-url URL]
+The database defaults to <data-dir>/forge.db (SQLite); FORGE_DATABASE_URL or --database-url may name a
+postgres:// database instead.`;
 
-/** Splits `HOST:PORT` (IPv6 hosts in brackets). */
-export function parseBind(bind: string): { host: string; port: number } {
-  const match = /^(?:\[(?<v6>[^\]]+)\]|(?<host>[^:]+)):(?<port>\d{1,5})$/.exec(bind);
-  const port = Number(match?.groups?.port);
-  if (!match || port > 65535) throw new Error(`--bind: expected HOST:PORT, got "${bind}"`);
-  return { host: match.groups?.v6 ?? match.groups?.host ?? '127.0.0.1', port };
+const COMMON_OPTIONS = {
+  bind: { type: 'string' },
+  'data-dir': { type: 'string' },
+  'app-url': { type: 'string' },
+  config: { type: 'string' },
+  'database-url': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function configSources(values: {
+  bind?: string;
+  'data-dir'?: string;
+  'app-url'?: string;
+  config?: string;
+  'database-url'?: string;
+}): ConfigSources {
+  return {
+    bind: values.bind,
+    dataDir: values['data-dir'],
+    appUrl: values['app-url'],
+    configFile: values.config,
+    databaseUrl: values['database-url'],
+    env: process.env,
+  };
 }
 
-async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      bind: { type: 'string', default: '127.0.0.1:3000' },
-      'data-dir': { type: 'string', default: './data' },
-      'app-url': { type: 'string' },
-      config: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help || positionals[0] !== 'serve') {
+async function serve(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: COMMON_OPTIONS, strict: true });
+  if (values.help) {
     process.stdout.write(`${USAGE}\n`);
-    process.exitCode = values.help ? 0 : 2;
     return;
   }
-  const logger = createLogger();
-  const app = await buildApp({ logger });
-  const { host, port } = parseBind(values.bind);
-  await app.listen({ host, port });
-
+  const config = loadConfig(configSources(values));
+  const logger = createLogger({ level: config.logLevel });
+  const forge = await startForge(config, { logger, print: (line) => process.stdout.write(`${line}\n`) });
+  logger.info({ url: forge.url, appUrl: config.appUrl }, 'forge listening');
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
-    await app.close();
+    await forge.close();
     process.exit(0);
   };
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
+}
+
+/** `--must-change-password` is a boolean that also accepts `=true` / `=false`, like Gitea's flag. */
+function normaliseBooleanFlags(argv: string[]): string[] {
+  return argv.map((arg) => (arg === '--must-change-password' ? '--must-change-password=true' : arg));
+}
+
+async function adminUserCreate(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: normaliseBooleanFlags(argv),
+    strict: true,
+    options: {
+      ...COMMON_OPTIONS,
+      username: { type: 'string' },
+      password: { type: 'string' },
+      email: { type: 'string' },
+      admin: { type: 'boolean', default: false },
+      'must-change-password': { type: 'string', default: 'true' },
+    },
+  });
+  const mustChange = values['must-change-password'];
+  if (!values.username || !values.password || !values.email || !['true', 'false'].includes(mustChange)) {
+    throw new Error(`admin user create needs --username, --password and --email\n${USAGE}`);
+  }
+  const config = loadConfig(configSources(values));
+  const database = await openDatabase({ url: config.databaseUrl });
+  try {
+    await createUser(
+      { db: database.db, dialect: database.dialect, config },
+      {
+        username: values.username,
+        password: values.password,
+        email: values.email,
+        isAdmin: values.admin,
+        mustChangePassword: mustChange === 'true',
+      },
+    );
+  } finally {
+    await database.close();
+  }
+  process.stdout.write(`New user '${values.username}' has been successfully created!\n`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === 'serve') return serve(rest);
+  if (command === 'admin' && rest[0] === 'user' && rest[1] === 'create')
+    return adminUserCreate(rest.slice(2));
+  const help = command === '--help' || command === '-h' || command === 'help';
+  process.stdout.write(`${USAGE}\n`);
+  process.exitCode = help ? 0 : 2;
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

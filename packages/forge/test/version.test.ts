@@ -1,19 +1,37 @@
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/api/app.js';
+import { startTestForge, type TestForge } from './harness.js';
 
-describe('GET /api/v1/version', () => {
-  let app: Awaited<ReturnType<typeof buildApp>>;
-  let base: string;
+describe('server information', () => {
+  let forge: TestForge;
   beforeAll(async () => {
-    app = await buildApp({ logger: pino({ level: 'silent' }) });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    forge = await startTestForge();
   });
-  afterAll(() => app.close());
+  afterAll(() => forge.close());
 
-  it('reports a Gitea-compatible version', async () => {
-    const res = await fetch(`${base}/api/v1/version`);
+  it('GET /version reports the Gitea API version this forge speaks', async () => {
+    const res = await forge.request('GET', '/version');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    expect(res.body).toEqual({ version: '1.23.0' });
+  });
+
+  it('GET /settings/api reports the paging defaults 30/50', async () => {
+    const res = await forge.request('GET', '/settings/api');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      max_response_items: 50,
+      default_paging_num: 30,
+      default_git_trees_per_page: 1000,
+      default_max_blob_size: 10485760,
+    });
+  });
+
+  it("unknown API routes answer 404 with Gitea's not-found body", async () => {
+    const res = await forge.request('GET', '/no/such/route');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({
+      errors: null,
+      message: "The target couldn't be found.",
+      url: `${forge.appUrl}api/swagger`,
+    });
   });
 });

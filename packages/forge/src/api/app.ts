@@ -1,13 +1,48 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { GITEA_COMPAT_VERSION } from '../version.js';
+import { applySudo, assertAccountMayUseApi, authenticate } from '../auth/chain.js';
+import { ANONYMOUS, type AuthInfo, type SignatureVerifier } from '../auth/context.js';
+import type { ServiceContext } from '../services/context.js';
+import { adminUsersRoutes } from './admin-users.js';
+import { installErrorMapper } from './errors.js';
+import { orgsRoutes } from './orgs.js';
+import { serverInfoRoutes } from './server-info.js';
+import { teamsRoutes } from './teams.js';
+import { tokensRoutes } from './tokens.js';
+import { currentUserRoutes } from './user.js';
+import { usersRoutes } from './users.js';
 
 export interface AppOptions {
   logger: FastifyBaseLogger;
+  ctx: ServiceContext;
+  /** HTTP-signature verifier (src/auth/httpsig*.ts); without it signatures are not an auth method. */
+  signatureVerifier?: SignatureVerifier;
 }
 
 /** Builds the HTTP application; the caller decides where it listens. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: options.logger });
-  app.get('/api/v1/version', async () => ({ version: GITEA_COMPAT_VERSION }));
+  const { ctx } = options;
+  const app = Fastify({ loggerInstance: options.logger }).withTypeProvider<TypeBoxTypeProvider>();
+  app.decorateRequest('auth', null as unknown as AuthInfo);
+  installErrorMapper(app, () => `${ctx.config.appUrl}api/swagger`);
+
+  // The auth chain runs before every route, so route groups only read `request.auth`.
+  app.addHook('onRequest', async (request, reply) => {
+    request.auth = ANONYMOUS;
+    const auth = await authenticate(ctx, request, reply, options.signatureVerifier);
+    request.auth = auth;
+    assertAccountMayUseApi(ctx, auth);
+    request.auth = await applySudo(ctx, request, auth);
+  });
+
+  // One plugin per URL area; each applies its token-scope category as an onRequest hook.
+  const api = { prefix: '/api/v1', ctx };
+  await app.register(serverInfoRoutes, api);
+  await app.register(usersRoutes, api);
+  await app.register(currentUserRoutes, api);
+  await app.register(tokensRoutes, api);
+  await app.register(adminUsersRoutes, api);
+  await app.register(orgsRoutes, api);
+  await app.register(teamsRoutes, api);
   return app;
 }

@@ -1,0 +1,16 @@
+import { Type } from '@sinclair/typebox';
+
+/** Gitea's `AccessToken`; `sha1` is the plain token, non-empty only in the create response. */
+export const AccessTokenSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  sha1: Type.String(),
+  token_last_eight: Type.String(),
+  scopes: Type.Array(Type.String()),
+});
+
+/** `CreateAccessTokenOption`. */
+export const CreateAccessTokenOptionSchema = Type.Object({
+  name: Type.String({ minLength: 1 }),
+  scopes: Type.Optional(Type.Array(Type.String())),
+});

@@ -1,0 +1,75 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { requireBasicAuth, requireScopes, requireSelfOrAdmin, requireUser } from '../auth/guards.js';
+import { TokenScope } from '../auth/scopes.js';
+import { createAccessToken, deleteAccessToken, listAccessTokens } from '../services/tokens.js';
+import { getContextUser } from '../services/users.js';
+import type { AccessTokenRow } from '../store/schema.js';
+import { pageOf, setTotalCount } from './pagination.js';
+import type { ApiRouteOptions } from './route-options.js';
+import { AccessTokenSchema, CreateAccessTokenOptionSchema } from './schemas/token.js';
+
+const UsernameParams = Type.Object({ username: Type.String() });
+
+function toAccessToken(row: AccessTokenRow, plain = '') {
+  return {
+    id: row.id,
+    name: row.name,
+    sha1: plain,
+    token_last_eight: row.token_last_eight,
+    scopes: TokenScope.parse(row.scope).toList(),
+  };
+}
+
+/** `/users/{username}/tokens`: personal access tokens, managed only over HTTP Basic auth. */
+export const tokensRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
+  app.addHook('onRequest', requireScopes('user'));
+
+  /** Gitea's chain: user assignment (404), reqSelfOrAdmin (403), reqBasicOrRevProxyAuth (401). */
+  const owner = async (request: Parameters<typeof requireBasicAuth>[0], name: string) => {
+    const user = await getContextUser(ctx, name, request.auth.user);
+    requireSelfOrAdmin(request, user);
+    requireBasicAuth(request);
+    return user;
+  };
+
+  app.get(
+    '/users/:username/tokens',
+    { schema: { params: UsernameParams, response: { 200: Type.Array(AccessTokenSchema) } } },
+    async (request, reply) => {
+      const user = await owner(request, request.params.username);
+      const page = pageOf(request, ctx.config);
+      const { rows, total } = await listAccessTokens(ctx, user, page);
+      setTotalCount(reply, total);
+      return rows.map((row) => toAccessToken(row));
+    },
+  );
+
+  app.post(
+    '/users/:username/tokens',
+    {
+      schema: {
+        params: UsernameParams,
+        body: CreateAccessTokenOptionSchema,
+        response: { 201: AccessTokenSchema },
+      },
+    },
+    async (request, reply) => {
+      const user = await owner(request, request.params.username);
+      requireUser(request);
+      const { row, token } = await createAccessToken(ctx, user, request.body);
+      return reply.code(201).send(toAccessToken(row, token));
+    },
+  );
+
+  app.delete(
+    '/users/:username/tokens/:id',
+    { schema: { params: Type.Object({ username: Type.String(), id: Type.String() }) } },
+    async (request, reply) => {
+      const user = await owner(request, request.params.username);
+      requireUser(request);
+      await deleteAccessToken(ctx, user, request.params.id);
+      return reply.code(204).send();
+    },
+  );
+};

@@ -1,0 +1,127 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ForbiddenBare, NotFound, Unauthorized } from '../errors.js';
+import type { ServiceContext } from '../services/context.js';
+import { resolveAccessToken } from '../services/tokens.js';
+import { signInWithPassword } from '../services/users.js';
+import type { AccessTokenRow, UserRow } from '../store/schema.js';
+import { findUserByLowerName } from '../store/users.js';
+import { ANONYMOUS, type AuthInfo, type SignatureVerifier } from './context.js';
+import { TokenScope } from './scopes.js';
+
+const QUERY_TOKEN_WARNING =
+  'token and access_token API authentication is deprecated and will be removed in gitea 1.23. Please use AuthorizationHeaderToken instead. Existing queries will continue to work but without authorization.';
+
+/** Gitea's error for an unknown token or user name. */
+const unknownUser = (name = '') => new Unauthorized(`user does not exist [uid: 0, name: ${name}]`);
+
+type Query = Record<string, string | string[] | undefined>;
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The token from `?token=`/`?access_token=` (unless disabled) or `Authorization: token|bearer <t>`. */
+function presentedToken(request: FastifyRequest, reply: FastifyReply, ctx: ServiceContext): string | null {
+  const query = request.query as Query;
+  const fromQuery = firstValue(query.token) || firstValue(query.access_token);
+  if (fromQuery) reply.header('X-Gitea-Warning', QUERY_TOKEN_WARNING);
+  if (fromQuery && !ctx.config.security.disableQueryAuthToken) return fromQuery;
+  const fields = (request.headers.authorization ?? '').trim().split(/\s+/);
+  if (fields.length === 2 && /^(token|bearer)$/i.test(fields[0]!)) return fields[1]!;
+  return null;
+}
+
+/** `user:password` from an `Authorization: Basic …` header, or null. */
+function basicCredentials(request: FastifyRequest): { username: string; password: string } | null {
+  const fields = (request.headers.authorization ?? '').trim().split(/\s+/);
+  if (fields.length !== 2 || fields[0]!.toLowerCase() !== 'basic') return null;
+  const decoded = Buffer.from(fields[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return null;
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+function tokenAuth(hit: { row: AccessTokenRow; user: UserRow }, isBasic: boolean): AuthInfo {
+  const scope = TokenScope.parse(hit.row.scope);
+  return {
+    user: hit.user,
+    method: isBasic ? 'basic-token' : 'token',
+    scope,
+    scopeText: hit.row.scope,
+    publicOnly: scope.publicOnly,
+    isBasic,
+  };
+}
+
+/**
+ * Gitea's API auth group in order: access token (query or header), HTTP signature, Basic (token as
+ * password or user name, then password sign-in). The first method yielding a user wins; when none does
+ * and a credential was presented, the first failure is a 401, even on public routes.
+ */
+export async function authenticate(
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  signatureVerifier?: SignatureVerifier,
+): Promise<AuthInfo> {
+  let failure: Unauthorized | null = null;
+  const token = presentedToken(request, reply, ctx);
+  if (token !== null) {
+    const hit = await resolveAccessToken(ctx, token);
+    if (hit) return tokenAuth(hit, false);
+    failure = unknownUser();
+  }
+  if (signatureVerifier && request.headers.signature !== undefined) {
+    const user = await signatureVerifier(request);
+    if (user) return { ...ANONYMOUS, user, method: 'signature' };
+  }
+  const basic = basicCredentials(request);
+  if (basic) {
+    const passwordIsToken = basic.password === '' || basic.password === 'x-oauth-basic';
+    const hit = await resolveAccessToken(ctx, passwordIsToken ? basic.username : basic.password);
+    if (hit) return tokenAuth(hit, true);
+    const user = passwordIsToken ? null : await signInWithPassword(ctx, basic.username, basic.password);
+    if (user) return { ...ANONYMOUS, user, method: 'password', isBasic: true };
+    failure ??= unknownUser(passwordIsToken ? '' : basic.username);
+  }
+  if (failure) throw failure;
+  return ANONYMOUS;
+}
+
+/** Gitea's `verifyAuthWithOptions`: account states that may not use the API, as bare 403 bodies. */
+export function assertAccountMayUseApi(ctx: ServiceContext, auth: AuthInfo): void {
+  const user = auth.user;
+  if (!user) {
+    if (ctx.config.service.requireSignInView)
+      throw new ForbiddenBare('Only signed in user is allowed to call APIs.');
+    return;
+  }
+  if (!user.is_active && ctx.config.service.registerEmailConfirm) {
+    throw new ForbiddenBare('This account is not activated.');
+  }
+  if (!user.is_active || user.prohibit_login) {
+    throw new ForbiddenBare(
+      'This account is prohibited from signing in, please contact your site administrator.',
+    );
+  }
+  if (user.must_change_password) {
+    throw new ForbiddenBare(
+      `You must change your password. Change it at: ${ctx.config.appUrl}/user/change_password`,
+    );
+  }
+}
+
+/** Gitea's `sudo()`: a site admin may act as another user via `?sudo=` or the `Sudo` header. */
+export async function applySudo(
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  auth: AuthInfo,
+): Promise<AuthInfo> {
+  const header = request.headers.sudo;
+  const name = firstValue((request.query as Query).sudo) || (Array.isArray(header) ? header[0] : header);
+  if (!name) return auth;
+  if (!auth.user?.is_admin) throw new ForbiddenBare('Only administrators allowed to sudo.');
+  const target = await findUserByLowerName(ctx.db, name.toLowerCase());
+  if (!target) throw new NotFound();
+  return { ...auth, user: target };
+}

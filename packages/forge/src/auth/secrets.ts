@@ -1,0 +1,50 @@
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scryptAsync = promisify(scrypt) as (password: string, salt: string, keylen: number) => Promise<Buffer>;
+const PASSWORD_KEY_LENGTH = 32;
+export const PASSWORD_ALGORITHM = 'scrypt';
+
+/** Hashes a password with scrypt and a fresh per-user salt. */
+export async function hashPassword(
+  password: string,
+): Promise<{ passwd: string; salt: string; algo: string }> {
+  const salt = randomBytes(16).toString('hex');
+  const key = await scryptAsync(password, salt, PASSWORD_KEY_LENGTH);
+  return { passwd: key.toString('hex'), salt, algo: PASSWORD_ALGORITHM };
+}
+
+/** Checks a password against its stored scrypt hash in constant time. */
+export async function verifyPassword(
+  password: string,
+  stored: { passwd: string; salt: string },
+): Promise<boolean> {
+  if (stored.passwd === '' || stored.salt === '') return false;
+  const expected = Buffer.from(stored.passwd, 'hex');
+  const actual = await scryptAsync(password, stored.salt, expected.length || PASSWORD_KEY_LENGTH);
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+/** A new access token: 40 hex characters like Gitea's, plus what is stored instead of it. */
+export function generateToken(): { token: string; hash: string; salt: string; lastEight: string } {
+  const token = randomBytes(20).toString('hex');
+  const salt = randomBytes(10).toString('hex');
+  return { token, salt, hash: hashToken(token, salt), lastEight: token.slice(-8) };
+}
+
+/** sha256(salt + token) in hex. A fast hash suffices: tokens carry 160 random bits, unlike passwords. */
+export function hashToken(token: string, salt: string): string {
+  return createHash('sha256').update(salt).update(token).digest('hex');
+}
+
+/** Constant-time comparison of a presented token with a stored hash. */
+export function tokenMatches(token: string, stored: { token_hash: string; token_salt: string }): boolean {
+  const expected = Buffer.from(stored.token_hash, 'hex');
+  const actual = Buffer.from(hashToken(token, stored.token_salt), 'hex');
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+/** A random password for the first administrator, readable enough to copy. */
+export function generatePassword(): string {
+  return randomBytes(15).toString('base64url');
+}

@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { parse as parseToml } from 'smol-toml';
+
+/** The TOML config file (every key optional; flags and FORGE_DATABASE_URL override it). */
+export const ConfigFileSchema = Type.Object(
+  {
+    bind: Type.Optional(Type.String()),
+    data_dir: Type.Optional(Type.String()),
+    app_url: Type.Optional(Type.String()),
+    database_url: Type.Optional(Type.String()),
+    log_level: Type.Optional(
+      Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+    ),
+    security: Type.Optional(
+      Type.Object(
+        { disable_query_auth_token: Type.Optional(Type.Boolean()) },
+        { additionalProperties: false },
+      ),
+    ),
+    api: Type.Optional(
+      Type.Object(
+        {
+          default_paging_num: Type.Optional(Type.Integer({ minimum: 1 })),
+          max_response_items: Type.Optional(Type.Integer({ minimum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    service: Type.Optional(
+      Type.Object(
+        {
+          no_reply_address: Type.Optional(Type.String()),
+          register_email_confirm: Type.Optional(Type.Boolean()),
+          require_signin_view: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    server: Type.Optional(
+      Type.Object(
+        { ssh_trusted_user_ca_keys: Type.Optional(Type.Array(Type.String())) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ConfigFile = Static<typeof ConfigFileSchema>;
+
+/** Everything the forge reads from its configuration, parsed and validated once at start-up. */
+export interface ForgeConfig {
+  bind: { host: string; port: number };
+  dataDir: string;
+  /** Public base URL ending in `/`; every `url`/`html_url` field and Link header starts with it. */
+  appUrl: string;
+  /** The app URL was derived from the bind address (so it follows the real port when binding port 0). */
+  appUrlFromBind: boolean;
+  databaseUrl: string;
+  logLevel: string;
+  security: { disableQueryAuthToken: boolean };
+  api: { defaultPagingNum: number; maxResponseItems: number };
+  service: { noReplyAddress: string; registerEmailConfirm: boolean; requireSignInView: boolean };
+  server: { sshTrustedUserCaKeys: string[] };
+}
+
+export interface ConfigSources {
+  bind?: string;
+  dataDir?: string;
+  appUrl?: string;
+  configFile?: string;
+  databaseUrl?: string;
+  /** The process environment (only FORGE_DATABASE_URL is read). */
+  env?: Record<string, string | undefined>;
+}
+
+/** Splits `HOST:PORT` (IPv6 hosts in brackets). */
+export function parseBind(bind: string): { host: string; port: number } {
+  const match = /^(?:\[(?<v6>[^\]]+)\]|(?<host>[^:]+)):(?<port>\d{1,5})$/.exec(bind);
+  const port = Number(match?.groups?.port);
+  if (!match || port > 65535) throw new Error(`bind: expected HOST:PORT, got "${bind}"`);
+  return { host: match.groups?.v6 ?? match.groups?.host ?? '127.0.0.1', port };
+}
+
+/** Reads and validates a TOML config file; errors name the file, the key and what was expected. */
+export function readConfigFile(path: string): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = parseToml(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`config ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const first = Value.Errors(ConfigFileSchema, raw).First();
+  if (first) {
+    const key = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+    throw new Error(`config ${path}: key "${key}": ${first.message}`);
+  }
+  return raw as ConfigFile;
+}
+
+/** Merges defaults < config file < FORGE_DATABASE_URL < command-line flags into one typed config. */
+export function loadConfig(sources: ConfigSources): ForgeConfig {
+  const file = sources.configFile ? readConfigFile(sources.configFile) : {};
+  const bindText = sources.bind ?? file.bind ?? '127.0.0.1:3000';
+  const bind = parseBind(bindText);
+  const dataDir = resolve(sources.dataDir ?? file.data_dir ?? './data');
+  const explicitAppUrl = sources.appUrl ?? file.app_url;
+  let appUrl = explicitAppUrl ?? `http://${bindText}/`;
+  try {
+    appUrl = new URL(appUrl).href;
+  } catch {
+    throw new Error(`app-url: expected an absolute http(s) URL, got "${appUrl}"`);
+  }
+  if (!appUrl.endsWith('/')) appUrl += '/';
+  const databaseUrl =
+    sources.databaseUrl ??
+    sources.env?.FORGE_DATABASE_URL ??
+    file.database_url ??
+    `sqlite:${join(dataDir, 'forge.db')}`;
+  const defaultPagingNum = file.api?.default_paging_num ?? 30;
+  return {
+    bind,
+    dataDir,
+    appUrl,
+    appUrlFromBind: explicitAppUrl === undefined,
+    databaseUrl,
+    logLevel: file.log_level ?? sources.env?.LOG_LEVEL ?? 'info',
+    security: { disableQueryAuthToken: file.security?.disable_query_auth_token ?? false },
+    api: {
+      defaultPagingNum,
+      maxResponseItems: Math.max(file.api?.max_response_items ?? 50, 1),
+    },
+    service: {
+      noReplyAddress: file.service?.no_reply_address ?? `noreply.${new URL(appUrl).hostname}`,
+      registerEmailConfirm: file.service?.register_email_confirm ?? false,
+      requireSignInView: file.service?.require_signin_view ?? false,
+    },
+    server: { sshTrustedUserCaKeys: file.server?.ssh_trusted_user_ca_keys ?? [] },
+  };
+}

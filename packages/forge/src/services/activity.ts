@@ -1,0 +1,121 @@
+import type { ActionViewer } from '../store/actions.js';
+import { heatmapBuckets, listFeed } from '../store/actions.js';
+import { type ActionRow, type UserRow, UserType } from '../store/schema.js';
+import { nowUnix, type ServiceContext } from './context.js';
+
+const YEAR_SECONDS = 365 * 24 * 60 * 60;
+
+/** Op types of actions (Gitea `ActionType`), by name. */
+export const ActionType = {
+  CreateRepo: 1,
+  RenameRepo: 2,
+  StarRepo: 3,
+  WatchRepo: 4,
+  CommitRepo: 5,
+  CreateIssue: 6,
+  CreatePullRequest: 7,
+  TransferRepo: 8,
+  PushTag: 9,
+  CommentIssue: 10,
+  DeleteTag: 16,
+  DeleteBranch: 17,
+  PublishRelease: 24,
+} as const;
+
+const OP_TYPE_NAMES = [
+  '',
+  'create_repo',
+  'rename_repo',
+  'star_repo',
+  'watch_repo',
+  'commit_repo',
+  'create_issue',
+  'create_pull_request',
+  'transfer_repo',
+  'push_tag',
+  'comment_issue',
+  'merge_pull_request',
+  'close_issue',
+  'reopen_issue',
+  'close_pull_request',
+  'reopen_pull_request',
+  'delete_tag',
+  'delete_branch',
+  'mirror_sync_push',
+  'mirror_sync_create',
+  'mirror_sync_delete',
+  'approve_pull_request',
+  'reject_pull_request',
+  'comment_pull',
+  'publish_release',
+  'pull_review_dismissed',
+  'pull_request_ready_for_review',
+  'auto_merge_pull_request',
+];
+
+/** `ActionType.String()`; unknown numbers render as `action-<n>`. */
+export function opTypeName(opType: number): string {
+  return OP_TYPE_NAMES[opType] || `action-${opType}`;
+}
+
+function selfOrAdmin(target: UserRow, viewer: UserRow | null): boolean {
+  return viewer !== null && (viewer.is_admin === 1 || viewer.id === target.id);
+}
+
+function viewerFilter(target: UserRow, viewer: UserRow | null): ActionViewer | null {
+  if (viewer?.is_admin) return null;
+  return {
+    viewerId: viewer?.id ?? null,
+    requestedIsOrg: target.type === UserType.Organization,
+    requestedId: target.id,
+  };
+}
+
+/**
+ * Gitea's `GetUserHeatmapDataByUser`: the user's own actions of the last 365 days in 15-minute UTC
+ * buckets (an organization counts every row of its feed); empty when activity is private to the viewer.
+ */
+export async function userHeatmap(
+  ctx: ServiceContext,
+  target: UserRow,
+  viewer: UserRow | null,
+  now = nowUnix(),
+) {
+  if (target.keep_activity_private && !selfOrAdmin(target, viewer)) return [];
+  return heatmapBuckets(ctx.db, {
+    userId: target.id,
+    performedByUser: target.type !== UserType.Organization,
+    since: now - YEAR_SECONDS,
+    viewer: viewerFilter(target, viewer),
+  });
+}
+
+/** Start and end (inclusive, unix seconds, UTC) of a `YYYY-MM-DD` day; undefined when it does not parse. */
+export function dayRange(date: string | undefined): [number, number] | undefined {
+  if (!date || !/^\d{4}-\d{2}-\d{2}$/.test(date)) return undefined;
+  const start = Date.parse(`${date}T00:00:00Z`);
+  if (Number.isNaN(start) || new Date(start).toISOString().slice(0, 10) !== date) return undefined;
+  return [start / 1000, start / 1000 + 86399];
+}
+
+/**
+ * Gitea's `ListUserActivityFeeds`: the user's received feed, newest first. Private activity is included
+ * only for the user themself and site admins; `onlyPerformedBy` keeps the user's own acts.
+ */
+export function userFeed(
+  ctx: ServiceContext,
+  target: UserRow,
+  viewer: UserRow | null,
+  options: { onlyPerformedBy: boolean; date?: string; page: { offset: number; limit: number } },
+): Promise<{ rows: ActionRow[]; total: number }> {
+  const privileged = selfOrAdmin(target, viewer);
+  return listFeed(ctx.db, {
+    userId: target.id,
+    onlyPerformedBy: options.onlyPerformedBy,
+    includePrivate: privileged,
+    viewer: privileged ? null : viewerFilter(target, viewer),
+    between: dayRange(options.date),
+    offset: options.page.offset,
+    limit: options.page.limit,
+  });
+}

@@ -1,0 +1,90 @@
+import { TokenScope } from '../auth/scopes.js';
+import { generateToken, tokenMatches } from '../auth/secrets.js';
+import { BadRequest, Invalid, NotFound } from '../errors.js';
+import type { AccessTokenRow, UserRow } from '../store/schema.js';
+import {
+  deleteToken,
+  findTokensByLastEight,
+  findUserTokens,
+  insertToken,
+  listTokens,
+  touchToken,
+} from '../store/tokens.js';
+import { findUserById } from '../store/users.js';
+import { nowUnix, type ServiceContext } from './context.js';
+
+/** Creates a personal access token; the plain token is returned once and never stored. */
+export async function createAccessToken(
+  ctx: ServiceContext,
+  owner: UserRow,
+  input: { name: string; scopes?: string[] },
+): Promise<{ row: AccessTokenRow; token: string }> {
+  if ((await findUserTokens(ctx.db, owner.id, { name: input.name })).length > 0) {
+    throw new BadRequest('access token name has been used already');
+  }
+  let scope: string;
+  try {
+    scope = TokenScope.parse((input.scopes ?? []).join(',')).normalize();
+  } catch (error) {
+    throw new BadRequest(`invalid access token scope provided: ${(error as Error).message}`);
+  }
+  if (scope === '') throw new BadRequest('access token must have a scope');
+  const secret = generateToken();
+  const now = nowUnix();
+  const row = await insertToken(ctx.db, {
+    uid: owner.id,
+    name: input.name,
+    token_hash: secret.hash,
+    token_salt: secret.salt,
+    token_last_eight: secret.lastEight,
+    scope,
+    created_unix: now,
+    updated_unix: now,
+  });
+  if (!row) throw new BadRequest('access token name has been used already');
+  return { row, token: secret.token };
+}
+
+/** One page of a user's tokens. */
+export function listAccessTokens(
+  ctx: ServiceContext,
+  owner: UserRow,
+  page: { offset: number; limit: number },
+) {
+  return listTokens(ctx.db, owner.id, page);
+}
+
+/** Deletes a token given its id or, when the path is not a number, its name (Gitea's rules). */
+export async function deleteAccessToken(
+  ctx: ServiceContext,
+  owner: UserRow,
+  idOrName: string,
+): Promise<void> {
+  const asNumber = /^-?\d+$/.test(idOrName) ? Number(idOrName) : 0;
+  const matches =
+    asNumber !== 0
+      ? await findUserTokens(ctx.db, owner.id, { id: asNumber })
+      : await findUserTokens(ctx.db, owner.id, { name: idOrName });
+  if (matches.length === 0) throw new NotFound();
+  if (matches.length > 1) throw new Invalid(`multiple matches for token name '${idOrName}'`);
+  await deleteToken(ctx.db, owner.id, matches[0]!.id);
+}
+
+const TOKEN_SHAPE = /^[0-9a-f]{40}$/;
+
+/** The token row and its owner for a presented token, or null when it is unknown or malformed. */
+export async function resolveAccessToken(
+  ctx: ServiceContext,
+  token: string,
+): Promise<{ row: AccessTokenRow; user: UserRow } | null> {
+  if (!TOKEN_SHAPE.test(token)) return null;
+  const candidates = await findTokensByLastEight(ctx.db, token.slice(-8));
+  const row = candidates.find((candidate) => tokenMatches(token, candidate));
+  if (!row) return null;
+  const user = await findUserById(ctx.db, row.uid);
+  if (!user) return null;
+  const now = nowUnix();
+  // Gitea bumps updated_unix on use; once a minute is enough and keeps hot tokens off the write path.
+  if (now - row.updated_unix >= 60) await touchToken(ctx.db, row.id, now);
+  return { row, user };
+}

@@ -1,0 +1,252 @@
+import { hashPassword, verifyPassword } from '../auth/secrets.js';
+import { BadRequest, Invalid, NotFound } from '../errors.js';
+import { type UserRow, UserType, type UserUpdate, Visibility } from '../store/schema.js';
+import {
+  countOwnedRepositories,
+  countUsers,
+  deleteUserCascade,
+  emailInUse,
+  findUserByLowerName,
+  insertUser,
+  isOrgMember,
+  listUsersByType,
+  searchUsers,
+  shareAnOrg,
+  updateUser,
+} from '../store/users.js';
+import { nowUnix, type ServiceContext } from './context.js';
+import { assertValidEmail, assertValidOwnerName, visibilityFromName } from './names.js';
+
+export const MIN_PASSWORD_LENGTH = 8;
+
+export interface CreateUserInput {
+  username: string;
+  email: string;
+  password: string;
+  fullName?: string;
+  loginName?: string;
+  isAdmin?: boolean;
+  mustChangePassword?: boolean;
+  restricted?: boolean;
+  visibility?: string;
+}
+
+/** Creates an active local user (Gitea `CreateUser` for the admin API and CLI). */
+export async function createUser(ctx: ServiceContext, input: CreateUserInput): Promise<UserRow> {
+  if (input.password.length < MIN_PASSWORD_LENGTH) throw new BadRequest('PasswordIsRequired');
+  assertValidOwnerName(input.username);
+  assertValidEmail(input.email);
+  if (await findUserByLowerName(ctx.db, input.username.toLowerCase())) {
+    throw new Invalid(`user already exists [name: ${input.username}]`);
+  }
+  if (await emailInUse(ctx.db, input.email))
+    throw new Invalid(`e-mail already in use [email: ${input.email}]`);
+  const secret = await hashPassword(input.password);
+  const now = nowUnix();
+  try {
+    return await insertUser(ctx.db, {
+      type: UserType.Individual,
+      lower_name: input.username.toLowerCase(),
+      name: input.username,
+      full_name: input.fullName ?? '',
+      email: input.email,
+      passwd: secret.passwd,
+      salt: secret.salt,
+      passwd_hash_algo: secret.algo,
+      login_name: input.loginName ?? '',
+      is_admin: input.isAdmin ? 1 : 0,
+      is_active: 1,
+      must_change_password: input.mustChangePassword === false ? 0 : 1,
+      is_restricted: input.restricted ? 1 : 0,
+      visibility: visibilityFromName(input.visibility),
+      created_unix: now,
+      updated_unix: now,
+    });
+  } catch (error) {
+    // Lost a race with a concurrent create of the same name: same answer as the check above.
+    if (await findUserByLowerName(ctx.db, input.username.toLowerCase())) {
+      throw new Invalid(`user already exists [name: ${input.username}]`);
+    }
+    throw error;
+  }
+}
+
+/** Whether any individual user exists yet (first start creates an administrator when not). */
+export async function hasUsers(ctx: ServiceContext): Promise<boolean> {
+  return (await countUsers(ctx.db, UserType.Individual)) > 0;
+}
+
+/** Password sign-in: the user when name and password match, else null. */
+export async function signInWithPassword(
+  ctx: ServiceContext,
+  name: string,
+  password: string,
+): Promise<UserRow | null> {
+  const user = await findUserByLowerName(ctx.db, name.toLowerCase());
+  if (!user || user.type !== UserType.Individual) {
+    // Spend the same time as a real check so timing does not reveal which names exist.
+    await verifyPassword(password, { passwd: '00'.repeat(32), salt: 'no-such-user' });
+    return null;
+  }
+  return (await verifyPassword(password, user)) ? user : null;
+}
+
+/** Gitea's `IsUserVisibleToViewer`. */
+export async function isUserVisibleToViewer(
+  ctx: ServiceContext,
+  target: UserRow,
+  viewer: UserRow | null,
+): Promise<boolean> {
+  if (viewer && (viewer.is_admin || viewer.id === target.id)) return true;
+  if (target.visibility === Visibility.Public) return true;
+  if (!viewer || viewer.is_restricted) return false;
+  if (target.visibility === Visibility.Limited) return true;
+  // Private: visible to people who share an organization with the target (followers are not modelled).
+  if (target.type === UserType.Organization) return isOrgMember(ctx.db, target.id, viewer.id);
+  return shareAnOrg(ctx.db, target.id, viewer.id);
+}
+
+/** 404 body for a name that does not resolve: identical for absent and invisible users. */
+export function userNotFound(name: string): NotFound {
+  return new NotFound('GetUserByName', [`user redirect does not exist [name: ${name.toLowerCase()}]`]);
+}
+
+/** The user or organization named `name` (case-insensitive), or Gitea's 404. */
+export async function getUserByName(ctx: ServiceContext, name: string): Promise<UserRow> {
+  const user = await findUserByLowerName(ctx.db, name.toLowerCase());
+  if (!user) throw userNotFound(name);
+  return user;
+}
+
+/** `UserAssignmentAPI`: the user or organization named in the path (the viewer themself when it is them). */
+export async function getContextUser(
+  ctx: ServiceContext,
+  name: string,
+  viewer: UserRow | null,
+): Promise<UserRow> {
+  if (viewer && viewer.lower_name === name.toLowerCase()) return viewer;
+  return getUserByName(ctx, name);
+}
+
+/**
+ * `individualPermsChecker` + `IsUserVisibleToViewer`: the same 404 as for an absent user when the target
+ * is hidden from the viewer, so existence is not revealed.
+ */
+export async function assertUserVisible(
+  ctx: ServiceContext,
+  target: UserRow,
+  viewer: UserRow | null,
+  name: string,
+) {
+  if (target.type !== UserType.Organization) {
+    const selfOrAdmin = viewer !== null && (viewer.id === target.id || viewer.is_admin === 1);
+    if (target.visibility === Visibility.Private && !selfOrAdmin) throw userNotFound(name);
+    if (target.visibility === Visibility.Limited && !viewer) throw userNotFound(name);
+  }
+  if (!(await isUserVisibleToViewer(ctx, target, viewer))) throw userNotFound(name);
+}
+
+export interface UserSearchQuery {
+  keyword: string;
+  uid: number;
+  publicOnly: boolean;
+  page: { offset: number; limit: number };
+  type?: number;
+  visible?: number[];
+}
+
+/** Gitea's user search for the API (individuals by default), restricted to what `viewer` may see. */
+export function searchVisibleUsers(ctx: ServiceContext, viewer: UserRow | null, query: UserSearchQuery) {
+  return searchUsers(ctx.db, ctx.dialect, {
+    keyword: query.keyword.trim().toLowerCase(),
+    type: query.type ?? UserType.Individual,
+    uid: query.uid > 0 ? query.uid : undefined,
+    visible: query.publicOnly ? [Visibility.Public] : query.visible,
+    actor: viewer
+      ? { id: viewer.id, isAdmin: viewer.is_admin === 1, isRestricted: viewer.is_restricted === 1 }
+      : null,
+    searchByEmail: true,
+    offset: query.page.offset,
+    limit: query.page.limit,
+  });
+}
+
+/** Organizations in id order (for listings where search semantics are not wanted). */
+export function listOrganizations(
+  ctx: ServiceContext,
+  page: { offset: number; limit: number },
+  visible: number[],
+) {
+  return listUsersByType(ctx.db, UserType.Organization, page, visible);
+}
+
+export interface AdminEditUserInput {
+  email?: string;
+  full_name?: string;
+  password?: string;
+  must_change_password?: boolean;
+  website?: string;
+  location?: string;
+  description?: string;
+  active?: boolean;
+  admin?: boolean;
+  prohibit_login?: boolean;
+  restricted?: boolean;
+  visibility?: string;
+  keep_email_private?: boolean;
+  login_name?: string;
+}
+
+/** `PATCH /admin/users/{username}`: applies the fields that are present. */
+export async function adminEditUser(
+  ctx: ServiceContext,
+  user: UserRow,
+  input: AdminEditUserInput,
+): Promise<UserRow> {
+  const patch: UserUpdate = {};
+  const flag = (value: boolean | undefined) => (value === undefined ? undefined : value ? 1 : 0);
+  if (input.email !== undefined && input.email !== '') {
+    assertValidEmail(input.email);
+    if (await emailInUse(ctx.db, input.email, user.id))
+      throw new Invalid(`e-mail already in use [email: ${input.email}]`);
+    patch.email = input.email;
+  }
+  if (input.password !== undefined && input.password !== '') {
+    if (input.password.length < MIN_PASSWORD_LENGTH) throw new BadRequest('PasswordTooShort');
+    const secret = await hashPassword(input.password);
+    Object.assign(patch, { passwd: secret.passwd, salt: secret.salt, passwd_hash_algo: secret.algo });
+  }
+  for (const key of ['full_name', 'website', 'location', 'description', 'login_name'] as const) {
+    if (input[key] !== undefined) patch[key] = input[key];
+  }
+  const flags = {
+    must_change_password: flag(input.must_change_password),
+    is_active: flag(input.active),
+    is_admin: flag(input.admin),
+    prohibit_login: flag(input.prohibit_login),
+    is_restricted: flag(input.restricted),
+    keep_email_private: flag(input.keep_email_private),
+  };
+  for (const [key, value] of Object.entries(flags)) {
+    if (value !== undefined) (patch as Record<string, number>)[key] = value;
+  }
+  if (input.visibility !== undefined && input.visibility !== '')
+    patch.visibility = visibilityFromName(input.visibility);
+  patch.updated_unix = nowUnix();
+  await updateUser(ctx.db, user.id, patch);
+  return { ...user, ...patch } as UserRow;
+}
+
+/** `DELETE /admin/users/{username}`: removes an individual user and what only they own. */
+export async function adminDeleteUser(ctx: ServiceContext, user: UserRow): Promise<void> {
+  if (user.type === UserType.Organization) throw new Invalid(`${user.name} is an organization not a user`);
+  const owned = await countOwnedRepositories(ctx.db, user.id);
+  if (owned > 0)
+    throw new Invalid(`user still has ownership of repositories [uid: ${user.id}, count: ${owned}]`);
+  await deleteUserCascade(ctx.db, user.id);
+}
+
+/** Records a successful sign-in. */
+export async function touchLastLogin(ctx: ServiceContext, user: UserRow): Promise<void> {
+  await updateUser(ctx.db, user.id, { last_login_unix: nowUnix() });
+}

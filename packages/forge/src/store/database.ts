@@ -1,0 +1,80 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import {
+  Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+} from 'kysely';
+import pg from 'pg';
+import { initialMigration } from './migrations/001_initial.js';
+import type { Database } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface ForgeDatabase {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** `postgres://…` / `postgresql://…` for PostgreSQL; `sqlite:PATH`, `file:PATH` or a plain path for SQLite. */
+  url: string;
+  /** Run pending migrations before returning (default true). */
+  migrate?: boolean;
+}
+
+// int8 (bigint ids, unix timestamps, count(*)) arrives from pg as a string; every value we store fits in
+// a double, so read it as a number like better-sqlite3 does.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+
+/** Opens the forge database named by `url` and brings its schema up to date. */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<ForgeDatabase> {
+  const isPostgres = /^postgres(ql)?:\/\//.test(options.url);
+  let forge: ForgeDatabase;
+  if (isPostgres) {
+    const pool = new pg.Pool({ connectionString: options.url, max: 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    forge = { db, dialect: 'postgres', close: () => db.destroy() };
+  } else {
+    const path = options.url.replace(/^(sqlite|file):(\/\/)?/, '');
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const sqlite = new BetterSqlite3(path);
+    // WAL lets `forge admin …` write while the server holds the database open; the busy timeout makes
+    // the second writer wait instead of failing with SQLITE_BUSY.
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('busy_timeout = 10000');
+    sqlite.pragma('synchronous = NORMAL');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    forge = { db, dialect: 'sqlite', close: () => db.destroy() };
+  }
+  if (options.migrate !== false) {
+    try {
+      await migrateToLatest(forge);
+    } catch (error) {
+      await forge.close();
+      throw error;
+    }
+  }
+  return forge;
+}
+
+/** Every migration in order; names sort lexically, so keep the numeric prefix. */
+export function forgeMigrations(dialect: DialectName): Record<string, Migration> {
+  return { '001_initial': initialMigration(dialect) };
+}
+
+/** Applies pending migrations (Kysely's migrator serialises concurrent runners with a lock table). */
+export async function migrateToLatest(forge: ForgeDatabase): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => forgeMigrations(forge.dialect) };
+  const migrator = new Migrator({ db: forge.db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : error}`);
+  }
+}

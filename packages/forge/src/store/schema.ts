@@ -1,0 +1,225 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * Table shapes of the forge database, named as in Gitea where sensible.
+ * Portability rules (SQLite and PostgreSQL run the same queries):
+ * - ids are int64 (`integer` primary key on SQLite, `bigserial` on PostgreSQL), read back as numbers;
+ * - timestamps are unix seconds in `bigint` columns named `*_unix`;
+ * - booleans are `integer` 0/1 columns (better-sqlite3 cannot bind JS booleans), typed `Flag`.
+ */
+export type Flag = 0 | 1;
+type Id = Generated<number>;
+/** A flag column with a database default: optional on insert. */
+type DefaultFlag = ColumnType<Flag, Flag | undefined, Flag>;
+type DefaultNumber = ColumnType<number, number | undefined, number>;
+type DefaultText = ColumnType<string, string | undefined, string>;
+
+/** `user.type` values (Gitea `UserType`). */
+export const UserType = { Individual: 0, Organization: 1, Bot: 4 } as const;
+/** `user.visibility` values (Gitea `VisibleType`). */
+export const Visibility = { Public: 0, Limited: 1, Private: 2 } as const;
+/** Access modes shared by teams, collaborators and keys (Gitea `perm.AccessMode`). */
+export const AccessMode = { None: 0, Read: 1, Write: 2, Admin: 3, Owner: 4 } as const;
+/** `public_key.type` values (Gitea `KeyType`). */
+export const KeyType = { User: 1, Deploy: 2, Principal: 3 } as const;
+
+export interface UserTable {
+  id: Id;
+  type: DefaultNumber;
+  lower_name: string;
+  name: string;
+  full_name: DefaultText;
+  email: DefaultText;
+  keep_email_private: DefaultFlag;
+  /** scrypt hash (hex) of the password; empty for organizations. */
+  passwd: DefaultText;
+  passwd_hash_algo: DefaultText;
+  salt: DefaultText;
+  login_source: DefaultNumber;
+  login_name: DefaultText;
+  location: DefaultText;
+  website: DefaultText;
+  description: DefaultText;
+  language: DefaultText;
+  avatar: DefaultText;
+  is_admin: DefaultFlag;
+  is_active: DefaultFlag;
+  prohibit_login: DefaultFlag;
+  must_change_password: DefaultFlag;
+  is_restricted: DefaultFlag;
+  visibility: DefaultNumber;
+  keep_activity_private: DefaultFlag;
+  repo_admin_change_team_access: DefaultFlag;
+  num_followers: DefaultNumber;
+  num_following: DefaultNumber;
+  num_stars: DefaultNumber;
+  created_unix: number;
+  updated_unix: number;
+  last_login_unix: DefaultNumber;
+}
+
+export interface OrgUserTable {
+  id: Id;
+  org_id: number;
+  uid: number;
+  is_public: DefaultFlag;
+}
+
+export interface TeamTable {
+  id: Id;
+  org_id: number;
+  lower_name: string;
+  name: string;
+  description: DefaultText;
+  /** AccessMode of the team as a whole. */
+  authorize: number;
+  includes_all_repositories: DefaultFlag;
+  can_create_org_repo: DefaultFlag;
+}
+
+export interface TeamUnitTable {
+  id: Id;
+  org_id: number;
+  team_id: number;
+  /** Gitea unit type number (1 code, 2 issues, 3 pulls, 4 releases, 5 wiki, …). */
+  type: number;
+  access_mode: number;
+}
+
+export interface TeamUserTable {
+  id: Id;
+  org_id: number;
+  team_id: number;
+  uid: number;
+}
+
+export interface TeamRepoTable {
+  id: Id;
+  org_id: number;
+  team_id: number;
+  repo_id: number;
+}
+
+export interface RepositoryTable {
+  id: Id;
+  owner_id: number;
+  owner_name: string;
+  lower_name: string;
+  name: string;
+  description: DefaultText;
+  website: DefaultText;
+  is_private: DefaultFlag;
+  is_empty: DefaultFlag;
+  is_archived: DefaultFlag;
+  default_branch: DefaultText;
+  created_unix: number;
+  updated_unix: number;
+}
+
+export interface CollaborationTable {
+  id: Id;
+  repo_id: number;
+  user_id: number;
+  mode: number;
+  created_unix: number;
+  updated_unix: number;
+}
+
+export interface AccessTokenTable {
+  id: Id;
+  uid: number;
+  name: string;
+  /** hex sha256(salt + token); the token itself is never stored. */
+  token_hash: string;
+  token_salt: string;
+  token_last_eight: string;
+  /** Normalised scope string (see auth/scopes.ts). */
+  scope: string;
+  created_unix: number;
+  updated_unix: number;
+}
+
+export interface PublicKeyTable {
+  id: Id;
+  owner_id: number;
+  name: string;
+  /** `SHA256:<base64>` for SSH keys; empty for principals. */
+  fingerprint: string;
+  /** authorized_keys line for keys, the principal name for principals. */
+  content: string;
+  mode: number;
+  type: number;
+  created_unix: number;
+  updated_unix: number;
+}
+
+export interface ActionTable {
+  id: Id;
+  /** Receiver: whose feed the row belongs to. */
+  user_id: number;
+  op_type: number;
+  act_user_id: number;
+  repo_id: DefaultNumber;
+  comment_id: DefaultNumber;
+  ref_name: DefaultText;
+  is_private: DefaultFlag;
+  is_deleted: DefaultFlag;
+  content: DefaultText;
+  created_unix: number;
+}
+
+export interface ReleaseTable {
+  id: Id;
+  repo_id: number;
+  publisher_id: number;
+  tag_name: string;
+  lower_tag_name: string;
+  target: DefaultText;
+  title: DefaultText;
+  sha1: DefaultText;
+  num_commits: DefaultNumber;
+  note: DefaultText;
+  is_draft: DefaultFlag;
+  is_prerelease: DefaultFlag;
+  is_tag: DefaultFlag;
+  created_unix: number;
+}
+
+export interface ProtectedTagTable {
+  id: Id;
+  repo_id: number;
+  name_pattern: string;
+  /** JSON array of user ids. */
+  allowlist_user_ids: DefaultText;
+  /** JSON array of team ids. */
+  allowlist_team_ids: DefaultText;
+  created_unix: number;
+  updated_unix: number;
+}
+
+export interface Database {
+  user: UserTable;
+  org_user: OrgUserTable;
+  team: TeamTable;
+  team_unit: TeamUnitTable;
+  team_user: TeamUserTable;
+  team_repo: TeamRepoTable;
+  repository: RepositoryTable;
+  collaboration: CollaborationTable;
+  access_token: AccessTokenTable;
+  public_key: PublicKeyTable;
+  action: ActionTable;
+  release: ReleaseTable;
+  protected_tag: ProtectedTagTable;
+}
+
+export type UserRow = Selectable<UserTable>;
+export type NewUser = Insertable<UserTable>;
+export type UserUpdate = Updateable<UserTable>;
+export type TeamRow = Selectable<TeamTable>;
+export type AccessTokenRow = Selectable<AccessTokenTable>;
+export type PublicKeyRow = Selectable<PublicKeyTable>;
+export type ActionRow = Selectable<ActionTable>;
+export type RepositoryRow = Selectable<RepositoryTable>;
+export type ReleaseRow = Selectable<ReleaseTable>;
+export type ProtectedTagRow = Selectable<ProtectedTagTable>;

@@ -1,0 +1,234 @@
+import { type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
+import type { DialectName } from './database.js';
+import { type Database, type NewUser, type UserRow, type UserUpdate, Visibility } from './schema.js';
+
+type Db = Kysely<Database>;
+
+/** The user (or organization) with this lower-cased name. */
+export function findUserByLowerName(db: Db, lowerName: string): Promise<UserRow | undefined> {
+  return db.selectFrom('user').selectAll().where('lower_name', '=', lowerName).executeTakeFirst();
+}
+
+/** The user (or organization) with this id. */
+export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('user').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Users by id (any order). */
+export async function findUsersByIds(db: Db, ids: number[]): Promise<UserRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('user').selectAll().where('id', 'in', ids).execute();
+}
+
+/** Whether an account already uses this e-mail address (case-insensitive). */
+export async function emailInUse(db: Db, email: string, exceptId = 0): Promise<boolean> {
+  const row = await db
+    .selectFrom('user')
+    .select('id')
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .where('id', '!=', exceptId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Inserts a user or organization row and returns it. */
+export async function insertUser(db: Db, values: NewUser): Promise<UserRow> {
+  return db.insertInto('user').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Applies `patch` to one user row. */
+export async function updateUser(db: Db, id: number, patch: UserUpdate): Promise<void> {
+  await db.updateTable('user').set(patch).where('id', '=', id).execute();
+}
+
+/** Number of rows of one user type. */
+export async function countUsers(db: Db, type: number): Promise<number> {
+  const row = await db
+    .selectFrom('user')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('type', '=', type)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Deletes a user and everything that belongs only to them, in one transaction. */
+export async function deleteUserCascade(db: Db, id: number): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('access_token').where('uid', '=', id).execute();
+    await tx.deleteFrom('public_key').where('owner_id', '=', id).execute();
+    await tx.deleteFrom('org_user').where('uid', '=', id).execute();
+    await tx.deleteFrom('team_user').where('uid', '=', id).execute();
+    await tx.deleteFrom('collaboration').where('user_id', '=', id).execute();
+    await tx.deleteFrom('user').where('id', '=', id).execute();
+  });
+}
+
+/** Who is searching: null for anonymous callers. */
+export interface SearchActor {
+  id: number;
+  isAdmin: boolean;
+  isRestricted: boolean;
+}
+
+export interface UserSearchFilter {
+  /** Lower-cased keyword; empty = no keyword filter. */
+  keyword: string;
+  type: number;
+  uid?: number;
+  /** Restrict to these visibilities (public-only tokens pass `[Visibility.Public]`). */
+  visible?: number[];
+  actor: SearchActor | null;
+  searchByEmail: boolean;
+  offset: number;
+  limit: number;
+}
+
+/** Escapes LIKE wildcards so a keyword matches literally. */
+function likePattern(keyword: string): string {
+  return `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Quotes a keyword as one FTS5 string (a substring query for the trigram tokenizer). */
+function ftsPhrase(keyword: string): string {
+  return `"${keyword.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Gitea's `SearchUsers` for one page plus the total: keyword over login, full name and (where the actor
+ * may see it) e-mail, restricted to what the actor may see (`BuildCanSeeUserCondition`), ordered by name.
+ */
+export async function searchUsers(
+  db: Db,
+  dialect: DialectName,
+  filter: UserSearchFilter,
+): Promise<{ rows: UserRow[]; total: number }> {
+  const where = (eb: ExpressionBuilder<Database, 'user'>) => {
+    const conditions = [eb('user.type', '=', filter.type)];
+    if (filter.uid !== undefined) conditions.push(eb('user.id', '=', filter.uid));
+    if (filter.visible) conditions.push(eb('user.visibility', 'in', filter.visible));
+    const actor = filter.actor;
+    if (!actor) {
+      conditions.push(eb('user.visibility', '=', Visibility.Public));
+    } else if (!actor.isAdmin) {
+      const seen = [
+        eb(
+          'user.id',
+          'in',
+          eb.selectFrom('org_user').select('org_user.org_id').where('org_user.uid', '=', actor.id),
+        ),
+        eb('user.id', '=', actor.id),
+      ];
+      if (!actor.isRestricted)
+        seen.push(eb('user.visibility', 'in', [Visibility.Public, Visibility.Limited]));
+      conditions.push(eb.or(seen));
+    }
+    if (filter.keyword !== '') {
+      const pattern = likePattern(filter.keyword);
+      const like = (column: string) => sql<SqlBool>`lower(${sql.ref(column)}) LIKE ${pattern} ESCAPE '\\'`;
+      const matches = [
+        sql<SqlBool>`${sql.ref('user.lower_name')} LIKE ${pattern} ESCAPE '\\'`,
+        like('user.full_name'),
+      ];
+      if (filter.searchByEmail) {
+        let email = like('user.email');
+        if (!actor) {
+          email = sql<SqlBool>`(${email} AND ${sql.ref('user.keep_email_private')} = 0)`;
+        } else if (!actor.isAdmin) {
+          email = sql<SqlBool>`(${email} AND (${sql.ref('user.keep_email_private')} = 0 OR ${sql.ref('user.id')} = ${actor.id}))`;
+        }
+        matches.push(email);
+      }
+      conditions.push(eb.or(matches));
+      if (dialect === 'sqlite' && [...filter.keyword].length >= 3) {
+        // The trigram index narrows the rows the LIKE conditions have to look at (no table scan).
+        conditions.push(
+          eb(
+            'user.id',
+            'in',
+            sql<number>`(SELECT rowid FROM user_search WHERE user_search MATCH ${ftsPhrase(filter.keyword)})`,
+          ),
+        );
+      }
+    }
+    return eb.and(conditions);
+  };
+  const [rows, count] = await Promise.all([
+    db
+      .selectFrom('user')
+      .selectAll()
+      .where(where)
+      .orderBy('user.lower_name')
+      .orderBy('user.id')
+      .offset(filter.offset)
+      .limit(filter.limit)
+      .execute(),
+    db
+      .selectFrom('user')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where(where)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/** Whether `uid` is a member of organization `orgId`. */
+export async function isOrgMember(db: Db, orgId: number, uid: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('org_user')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('uid', '=', uid)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Whether two users belong to a common organization. */
+export async function shareAnOrg(db: Db, a: number, b: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('org_user as x')
+    .innerJoin('org_user as y', 'x.org_id', 'y.org_id')
+    .select('x.id')
+    .where('x.uid', '=', a)
+    .where('y.uid', '=', b)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** One page of users of a type ordered by id, with the total (admin listing, org listing). */
+export async function listUsersByType(
+  db: Db,
+  type: number,
+  page: { offset: number; limit: number },
+  visible?: number[],
+): Promise<{ rows: UserRow[]; total: number }> {
+  let query = db.selectFrom('user').where('type', '=', type);
+  if (visible) query = query.where('visibility', 'in', visible);
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy('id').offset(page.offset).limit(page.limit).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/** Number of repositories an owner has. */
+export async function countOwnedRepositories(db: Db, ownerId: number): Promise<number> {
+  const row = await db
+    .selectFrom('repository')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Whether `uid` is in a team of `orgId` with owner access. */
+export async function hasOrgOwnerTeam(db: Db, orgId: number, uid: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('team_user')
+    .innerJoin('team', 'team.id', 'team_user.team_id')
+    .select('team.id')
+    .where('team_user.org_id', '=', orgId)
+    .where('team_user.uid', '=', uid)
+    .where('team.authorize', '=', 4)
+    .executeTakeFirst();
+  return row !== undefined;
+}

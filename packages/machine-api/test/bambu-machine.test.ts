@@ -14,26 +14,32 @@ import { type Machine, MachineError, type MachineStatus } from '../src/machines/
 import { waitFor } from './harness.js';
 import { BambuPrinterSim, type BambuSimOptions, freeUdpPort, writeProjectFile } from './sim/bambu.js';
 
-const logger = pino({ level: 'silent' });
+/** Every log line the backend writes, at the most verbose level, to prove access codes never reach it. */
+let logLines: string[] = [];
+const logger = pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) });
 
 let dir: string;
 let project: string;
 const open: { sims: BambuPrinterSim[]; machines: Machine[] } = { sims: [], machines: [] };
 
 beforeEach(async () => {
+  logLines = [];
   dir = await mkdtemp(join(tmpdir(), 'bambu-test-'));
   project = join(dir, 'upload.gcode.3mf');
   await writeProjectFile(project, 8);
 });
 
 afterEach(async () => {
+  const codes = open.sims.map((sim) => sim.accessCode);
   await Promise.all(open.machines.splice(0).map((machine) => machine.close()));
   await Promise.all(open.sims.splice(0).map((sim) => sim.close()));
+  expect(logLines.length).toBeGreaterThan(0);
+  for (const code of codes) expect(logLines.join('')).not.toContain(code);
   await rm(dir, { recursive: true, force: true });
 });
 
 async function startSim(options: BambuSimOptions = {}): Promise<BambuPrinterSim> {
-  const sim = await BambuPrinterSim.start(options);
+  const sim = await BambuPrinterSim.start({ accessCode: 'lan-AC-90210', ...options });
   open.sims.push(sim);
   return sim;
 }

@@ -128,6 +128,48 @@ describe('Bambu machines over HTTP', () => {
     expect(text).toContain('machine_api_machine_target_temperature_celsius{id="x1c",sensor="bed"} 0');
   });
 
+  it('discovers several printers through one shared discovery port, each by its own name', async () => {
+    const x1c = await BambuPrinterSim.start({ name: 'Left X1C' });
+    const p1s = await BambuPrinterSim.start({
+      name: 'Right P1S',
+      serial: '01P00A391800042',
+      modelCode: 'C12',
+      accessCode: '24681357',
+      reportMode: 'delta',
+    });
+    open.sims.push(x1c, p1s);
+    const discoveryPort = await freeUdpPort();
+    const machine = (id: string, sim: BambuPrinterSim) => `
+[machines.${id}]
+type = "Bambu"
+name = "${sim.name}"
+access_code = "${sim.accessCode}"
+discovery_port = ${discoveryPort}
+mqtt_port = ${sim.mqttPort}
+ftps_port = ${sim.ftpsPort}
+`;
+    const api = await startMachineApi(machine('left', x1c) + machine('right', p1s));
+    open.apis.push(api);
+    const client = await ContractClient.create(api.baseUrl);
+    x1c.announceTo(discoveryPort);
+    p1s.announceTo(discoveryPort);
+
+    const listing = await waitFor(
+      async () => {
+        const res = await client.request('GET', '/machines');
+        const machines = res.body as { state: { state: string } }[];
+        return machines.every((entry) => entry.state.state === 'idle') ? machines : undefined;
+      },
+      { what: 'both printers idle' },
+    );
+    expect(
+      listing.map((entry) => [(entry as { id: string }).id, (entry as { make_model: unknown }).make_model]),
+    ).toEqual([
+      ['left', { manufacturer: 'Bambu Lab', model: 'X1 Carbon', serial: x1c.serial }],
+      ['right', { manufacturer: 'Bambu Lab', model: 'P1S', serial: p1s.serial }],
+    ]);
+  });
+
   it('reports a wrong access code as a failed state with a message, never the code itself', async () => {
     const sim = await BambuPrinterSim.start({ accessCode: '11112222' });
     open.sims.push(sim);

@@ -5,8 +5,12 @@ import { ANONYMOUS, type AuthInfo, type SignatureVerifier } from '../auth/contex
 import type { ServiceContext } from '../services/context.js';
 import { adminUsersRoutes } from './admin-users.js';
 import { installErrorMapper } from './errors.js';
+import { gitHttpRoutes } from './git-http.js';
 import { orgsRoutes } from './orgs.js';
+import { releaseRoutes } from './releases.js';
+import { repoRoutes } from './repos.js';
 import { serverInfoRoutes } from './server-info.js';
+import { tagRoutes } from './tags.js';
 import { teamsRoutes } from './teams.js';
 import { tokensRoutes } from './tokens.js';
 import { currentUserRoutes } from './user.js';
@@ -44,5 +48,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(adminUsersRoutes, api);
   await app.register(orgsRoutes, api);
   await app.register(teamsRoutes, api);
+  await app.register(repoRoutes, api);
+  await app.register(releaseRoutes, api);
+  await app.register(tagRoutes, api);
+  // Git smart HTTP lives outside the API root: <app-url>/<owner>/<repo>.git/…
+  await app.register(gitHttpRoutes, { ctx });
   return app;
 }

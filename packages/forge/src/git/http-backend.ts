@@ -20,6 +20,12 @@ export interface HttpBackendRequest {
   /** The `Git-Protocol` header (protocol v2 negotiation). */
   gitProtocol?: string;
   body: Readable;
+  /**
+   * Runs after git exits and before the response ends, so work that must be visible once the client's
+   * command returns (post-push synchronisation) completes first. It must handle (log) its own failures;
+   * the response ends either way.
+   */
+  beforeEnd?: (exitCode: number | null) => Promise<void>;
 }
 
 const MAX_CGI_HEADER_BYTES = 64 * 1024;
@@ -123,7 +129,8 @@ export function serveHttpBackend(request: HttpBackendRequest, res: ServerRespons
         finish(new Error(`git http-backend exited (${code}) without a response: ${stderr.trim()}`));
         return;
       }
-      res.end(() => finish());
+      const before = request.beforeEnd ? request.beforeEnd(code) : Promise.resolve();
+      before.finally(() => res.end(() => finish()));
     });
     // If the client goes away mid-transfer, stop git rather than let it block on a dead pipe.
     res.on('close', () => {

@@ -1,0 +1,149 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { requireUser } from '../auth/guards.js';
+import { toRelease } from '../convert/release.js';
+import {
+  createRelease,
+  deleteRelease,
+  editRelease,
+  getLatestRelease,
+  getReleaseById,
+  getReleaseByTag,
+  listReleases,
+} from '../services/releases.js';
+import type { RepoContext } from '../services/repo-context.js';
+import { ghostUser } from '../services/system-users.js';
+import { UnitType } from '../services/units.js';
+import type { ReleaseRow } from '../store/schema.js';
+import { findUsersByIds } from '../store/users.js';
+import { pageOf, setListHeaders } from './pagination.js';
+import { requireRepoReader, requireRepoWriter, useRepoAssignment } from './repo-assignment.js';
+import type { ApiRouteOptions } from './route-options.js';
+import { CreateReleaseOptionSchema, EditReleaseOptionSchema, ReleaseSchema } from './schemas/release.js';
+
+const RepoParams = Type.Object({ owner: Type.String(), repo: Type.String() });
+const ReleaseParams = Type.Object({ owner: Type.String(), repo: Type.String(), id: Type.String() });
+// Tag names may contain "/", so the tag is the rest of the path.
+const TagParams = Type.Object({ owner: Type.String(), repo: Type.String(), '*': Type.String() });
+
+/** Go's `strconv.ParseBool` as `ctx.FormOptionalBool` uses it: anything else means "not given". */
+function optionalBool(value: unknown): boolean | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return false;
+  return undefined;
+}
+
+/** A release id from the path; anything that is not a positive int64 finds nothing. */
+function releaseId(text: string): number {
+  return /^\d{1,15}$/.test(text) ? Number(text) : -1;
+}
+
+/** Renders release rows with their publishers (deleted publishers become Ghost). */
+async function renderReleases(repo: RepoContext, rows: ReleaseRow[]) {
+  const publishers = await findUsersByIds(repo.db, [...new Set(rows.map((row) => row.publisher_id))]);
+  const byId = new Map(publishers.map((user) => [user.id, user]));
+  return rows.map((row) =>
+    toRelease(repo.config, repo.owner, repo.repo, row, byId.get(row.publisher_id) ?? ghostUser()),
+  );
+}
+
+async function renderRelease(repo: RepoContext, row: ReleaseRow) {
+  const [release] = await renderReleases(repo, [row]);
+  return release!;
+}
+
+/** `/repos/{owner}/{repo}/releases…` (seed Releases section, reference §6). */
+export const releaseRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
+  useRepoAssignment(app, ctx);
+
+  app.get(
+    '/repos/:owner/:repo/releases',
+    { schema: { params: RepoParams, response: { 200: Type.Array(ReleaseSchema) } } },
+    async (request, reply) => {
+      const repo = requireRepoReader(request, UnitType.Releases);
+      const query = request.query as Record<string, unknown>;
+      const page = pageOf(request, ctx.config);
+      const { rows, total } = await listReleases(repo, {
+        draft: optionalBool(query.draft),
+        prerelease: optionalBool(query['pre-release']),
+        limit: page.limit,
+        offset: page.offset,
+      });
+      setListHeaders(reply, request, ctx.config, total, page);
+      return renderReleases(repo, rows);
+    },
+  );
+
+  app.get(
+    '/repos/:owner/:repo/releases/latest',
+    { schema: { params: RepoParams, response: { 200: ReleaseSchema } } },
+    async (request) => {
+      const repo = requireRepoReader(request, UnitType.Releases);
+      return renderRelease(repo, await getLatestRelease(repo));
+    },
+  );
+
+  app.get(
+    '/repos/:owner/:repo/releases/tags/*',
+    { schema: { params: TagParams, response: { 200: ReleaseSchema } } },
+    async (request) => {
+      const repo = requireRepoReader(request, UnitType.Releases);
+      return renderRelease(repo, await getReleaseByTag(repo, request.params['*']));
+    },
+  );
+
+  app.delete(
+    '/repos/:owner/:repo/releases/tags/*',
+    { schema: { params: TagParams } },
+    async (request, reply) => {
+      requireUser(request);
+      const repo = requireRepoWriter(request, UnitType.Releases);
+      const row = await getReleaseByTag(repo, request.params['*']);
+      await deleteRelease(repo, row);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/repos/:owner/:repo/releases/:id',
+    { schema: { params: ReleaseParams, response: { 200: ReleaseSchema } } },
+    async (request) => {
+      const repo = requireRepoReader(request, UnitType.Releases);
+      return renderRelease(repo, await getReleaseById(repo, releaseId(request.params.id)));
+    },
+  );
+
+  app.post(
+    '/repos/:owner/:repo/releases',
+    { schema: { params: RepoParams, body: CreateReleaseOptionSchema, response: { 201: ReleaseSchema } } },
+    async (request, reply) => {
+      requireUser(request);
+      const repo = requireRepoWriter(request, UnitType.Releases);
+      const row = await createRelease(repo, request.body);
+      return reply.code(201).send(await renderRelease(repo, row));
+    },
+  );
+
+  app.patch(
+    '/repos/:owner/:repo/releases/:id',
+    { schema: { params: ReleaseParams, body: EditReleaseOptionSchema, response: { 200: ReleaseSchema } } },
+    async (request) => {
+      requireUser(request);
+      const repo = requireRepoWriter(request, UnitType.Releases);
+      return renderRelease(repo, await editRelease(repo, releaseId(request.params.id), request.body));
+    },
+  );
+
+  app.delete(
+    '/repos/:owner/:repo/releases/:id',
+    { schema: { params: ReleaseParams } },
+    async (request, reply) => {
+      requireUser(request);
+      const repo = requireRepoWriter(request, UnitType.Releases);
+      const row = await getReleaseById(repo, releaseId(request.params.id));
+      await deleteRelease(repo, row);
+      return reply.code(204).send();
+    },
+  );
+};

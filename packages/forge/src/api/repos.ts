@@ -1,0 +1,204 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { requireScopes, requireUser } from '../auth/guards.js';
+import { toBranch, toRepository } from '../convert/repository.js';
+import { toUser } from '../convert/user.js';
+import { NotFound } from '../errors.js';
+import type { ServiceContext } from '../services/context.js';
+import { getOrganization, isOrgVisibleTo } from '../services/orgs.js';
+import { getRepoPermission } from '../services/permissions.js';
+import { countPublishedReleases } from '../services/releases.js';
+import {
+  createOrgRepository,
+  createRepository,
+  deleteRepository,
+  editRepository,
+  getBranch,
+  isCollaborator,
+  listBranches,
+  listCollaborators,
+  putCollaborator,
+  removeCollaborator,
+} from '../services/repos.js';
+import { UnitType } from '../services/units.js';
+import type { RepositoryRow, UserRow } from '../store/schema.js';
+import { pageOf, setListHeaders } from './pagination.js';
+import {
+  requireAnyRepoReader,
+  requireRepoAdmin,
+  requireRepoOwner,
+  requireRepoReader,
+  useRepoAssignment,
+} from './repo-assignment.js';
+import type { ApiRouteOptions } from './route-options.js';
+import {
+  AddCollaboratorOptionSchema,
+  BranchSchema,
+  CreateRepoOptionSchema,
+  EditRepoOptionSchema,
+  RepositorySchema,
+} from './schemas/repo.js';
+import { UserSchema } from './schemas/user.js';
+
+const RepoParams = Type.Object({ owner: Type.String(), repo: Type.String() });
+const BranchParams = Type.Object({ owner: Type.String(), repo: Type.String(), '*': Type.String() });
+const CollaboratorParams = Type.Object({
+  owner: Type.String(),
+  repo: Type.String(),
+  collaborator: Type.String(),
+});
+
+/** Renders a repository for the viewer, with the viewer's permissions. */
+async function renderRepository(
+  ctx: ServiceContext,
+  repo: RepositoryRow,
+  owner: UserRow,
+  viewer: UserRow | null,
+) {
+  const permission = await getRepoPermission(ctx.db, repo, owner, viewer);
+  return toRepository(ctx.config, repo, owner, viewer, permission, {
+    releases: await countPublishedReleases(ctx.db, repo.id),
+  });
+}
+
+/** `POST /user/repos` and `POST /orgs/{org}/repos` (reference §8.4). */
+const repoCreationRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
+  app.post(
+    '/user/repos',
+    {
+      onRequest: requireScopes('user', 'repository'),
+      schema: { body: CreateRepoOptionSchema, response: { 201: RepositorySchema } },
+    },
+    async (request, reply) => {
+      const doer = requireUser(request);
+      const repo = await createRepository(ctx, doer, doer, request.body);
+      return reply.code(201).send(await renderRepository(ctx, repo, doer, doer));
+    },
+  );
+
+  app.post(
+    '/orgs/:org/repos',
+    {
+      onRequest: requireScopes('organization'),
+      schema: {
+        params: Type.Object({ org: Type.String() }),
+        body: CreateRepoOptionSchema,
+        response: { 201: RepositorySchema },
+      },
+    },
+    async (request, reply) => {
+      const doer = requireUser(request);
+      const org = await getOrganization(ctx, request.params.org);
+      if (!(await isOrgVisibleTo(ctx, org, doer))) throw new NotFound();
+      const repo = await createOrgRepository(ctx, doer, org, request.body);
+      return reply.code(201).send(await renderRepository(ctx, repo, org, doer));
+    },
+  );
+};
+
+/** `/repos/{owner}/{repo}`, its branches and collaborators (reference §8.4–8.5). */
+const repoScopedRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
+  useRepoAssignment(app, ctx);
+
+  app.get(
+    '/repos/:owner/:repo',
+    { schema: { params: RepoParams, response: { 200: RepositorySchema } } },
+    async (request) => {
+      const repo = requireAnyRepoReader(request);
+      return renderRepository(ctx, repo.repo, repo.owner, repo.doer);
+    },
+  );
+
+  app.patch(
+    '/repos/:owner/:repo',
+    { schema: { params: RepoParams, body: EditRepoOptionSchema, response: { 200: RepositorySchema } } },
+    async (request) => {
+      requireUser(request);
+      const repo = requireRepoAdmin(request);
+      const updated = await editRepository(repo, request.body);
+      return renderRepository(ctx, updated, repo.owner, repo.doer);
+    },
+  );
+
+  app.delete('/repos/:owner/:repo', { schema: { params: RepoParams } }, async (request, reply) => {
+    requireUser(request);
+    const repo = requireRepoOwner(request);
+    await deleteRepository(repo);
+    return reply.code(204).send();
+  });
+
+  app.get(
+    '/repos/:owner/:repo/branches',
+    { schema: { params: RepoParams, response: { 200: Type.Array(BranchSchema) } } },
+    async (request, reply) => {
+      const repo = requireRepoReader(request, UnitType.Code);
+      const page = pageOf(request, ctx.config);
+      const { branches, total } = await listBranches(repo, page);
+      setListHeaders(reply, request, ctx.config, total, page);
+      return branches.map((branch) => toBranch(ctx.config, repo.owner, repo.repo, branch, repo.permission));
+    },
+  );
+
+  // Branch names may contain "/", so the name is the rest of the path.
+  app.get(
+    '/repos/:owner/:repo/branches/*',
+    { schema: { params: BranchParams, response: { 200: BranchSchema } } },
+    async (request) => {
+      const repo = requireRepoReader(request, UnitType.Code);
+      const branch = await getBranch(repo, request.params['*']);
+      return toBranch(ctx.config, repo.owner, repo.repo, branch, repo.permission);
+    },
+  );
+
+  app.get(
+    '/repos/:owner/:repo/collaborators',
+    { schema: { params: RepoParams, response: { 200: Type.Array(UserSchema) } } },
+    async (request, reply) => {
+      const repo = requireAnyRepoReader(request);
+      const page = pageOf(request, ctx.config);
+      const { users, total } = await listCollaborators(repo, page);
+      setListHeaders(reply, request, ctx.config, total, page);
+      return users.map((user) => toUser(ctx.config, user, repo.doer));
+    },
+  );
+
+  app.get(
+    '/repos/:owner/:repo/collaborators/:collaborator',
+    { schema: { params: CollaboratorParams } },
+    async (request, reply) => {
+      requireUser(request);
+      const repo = requireAnyRepoReader(request);
+      if (!(await isCollaborator(repo, request.params.collaborator))) throw new NotFound();
+      return reply.code(204).send();
+    },
+  );
+
+  app.put(
+    '/repos/:owner/:repo/collaborators/:collaborator',
+    { schema: { params: CollaboratorParams, body: Type.Optional(AddCollaboratorOptionSchema) } },
+    async (request, reply) => {
+      requireUser(request);
+      const repo = requireRepoAdmin(request);
+      await putCollaborator(repo, request.params.collaborator, request.body?.permission);
+      return reply.code(204).send();
+    },
+  );
+
+  app.delete(
+    '/repos/:owner/:repo/collaborators/:collaborator',
+    { schema: { params: CollaboratorParams } },
+    async (request, reply) => {
+      requireUser(request);
+      const repo = requireRepoAdmin(request);
+      await removeCollaborator(repo, request.params.collaborator);
+      return reply.code(204).send();
+    },
+  );
+};
+
+/** Every repository route: creation plus the `/repos/{owner}/{repo}` group. */
+export const repoRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
+  // Children inherit this plugin's prefix; passing it again would double it.
+  await app.register(repoCreationRoutes, { ctx });
+  await app.register(repoScopedRoutes, { ctx });
+};

@@ -1,0 +1,83 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { UserSchema } from './user.js';
+
+/** Gitea's `Release` (modules/structs/release.go) in its emitted field order. */
+export const ReleaseSchema = Type.Object({
+  id: Type.Integer(),
+  tag_name: Type.String(),
+  target_commitish: Type.String(),
+  name: Type.String(),
+  body: Type.String(),
+  url: Type.String(),
+  html_url: Type.String(),
+  tarball_url: Type.String(),
+  zipball_url: Type.String(),
+  upload_url: Type.String(),
+  draft: Type.Boolean(),
+  prerelease: Type.Boolean(),
+  created_at: Type.String(),
+  published_at: Type.String(),
+  author: UserSchema,
+  assets: Type.Array(Type.Object({})),
+});
+export type Release = Static<typeof ReleaseSchema>;
+
+/** `CreateReleaseOption`: tag_name is required (binding `Required`, so not empty either). */
+export const CreateReleaseOptionSchema = Type.Object({
+  tag_name: Type.String({ minLength: 1 }),
+  tag_message: Type.Optional(Type.String()),
+  target_commitish: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+  body: Type.Optional(Type.String()),
+  draft: Type.Optional(Type.Boolean()),
+  prerelease: Type.Optional(Type.Boolean()),
+});
+
+/** `EditReleaseOption`: strings apply when non-empty, booleans when present. */
+export const EditReleaseOptionSchema = Type.Object({
+  tag_name: Type.Optional(Type.String()),
+  target_commitish: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+  body: Type.Optional(Type.String()),
+  draft: Type.Optional(Type.Boolean()),
+  prerelease: Type.Optional(Type.Boolean()),
+});
+
+/** `Tag` (modules/structs/repo_tag.go). */
+export const TagSchema = Type.Object({
+  name: Type.String(),
+  message: Type.String(),
+  id: Type.String(),
+  commit: Type.Object({ url: Type.String(), sha: Type.String(), created: Type.String() }),
+  zipball_url: Type.String(),
+  tarball_url: Type.String(),
+});
+export type Tag = Static<typeof TagSchema>;
+
+/** `CreateTagOption`. */
+export const CreateTagOptionSchema = Type.Object({
+  tag_name: Type.String({ minLength: 1 }),
+  message: Type.Optional(Type.String()),
+  target: Type.Optional(Type.String()),
+});
+
+/** `TagProtection`. */
+export const TagProtectionSchema = Type.Object({
+  id: Type.Integer(),
+  name_pattern: Type.String(),
+  whitelist_usernames: Type.Array(Type.String()),
+  whitelist_teams: Type.Array(Type.String()),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+export type TagProtection = Static<typeof TagProtectionSchema>;
+
+/** `CreateTagProtectionOption`. */
+export const CreateTagProtectionOptionSchema = Type.Object({
+  name_pattern: Type.Optional(Type.String()),
+  whitelist_usernames: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
+  whitelist_teams: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
+});
+
+/** `EditTagProtectionOption`: null lists leave the allowlist as it is. */
+export const EditTagProtectionOptionSchema = CreateTagProtectionOptionSchema;

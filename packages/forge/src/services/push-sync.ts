@@ -1,0 +1,183 @@
+import type { Kysely } from 'kysely';
+import {
+  commitsBetween,
+  countCommits,
+  getTag,
+  hasNoBranches,
+  listBranches,
+  resolveCommit,
+  setHeadBranch,
+  ZERO_SHA,
+} from '../git/repository.js';
+import { findReleaseByTag, forgetDeletedTags, insertRelease, updateRelease } from '../store/releases.js';
+import { updateRepository } from '../store/repositories.js';
+import type { Database, RepositoryRow, UserRow } from '../store/schema.js';
+import { pushCommitsContent, RepoActionType, recordRepoAction, tagPushContent } from './repo-activity.js';
+
+/** How one ref moved in a push. */
+export interface RefChange {
+  ref: string;
+  oldSha: string;
+  newSha: string;
+}
+
+/** Refs that differ between two snapshots (`listRefs` before and after a push). */
+export function diffRefs(
+  before: ReadonlyMap<string, string>,
+  after: ReadonlyMap<string, string>,
+): RefChange[] {
+  const changes: RefChange[] = [];
+  for (const [ref, newSha] of after) {
+    const oldSha = before.get(ref) ?? ZERO_SHA;
+    if (oldSha !== newSha) changes.push({ ref, oldSha, newSha });
+  }
+  for (const [ref, oldSha] of before) if (!after.has(ref)) changes.push({ ref, oldSha, newSha: ZERO_SHA });
+  return changes;
+}
+
+/** Everything a post-push synchronisation needs. */
+export interface PushContext {
+  db: Kysely<Database>;
+  gitDir: string;
+  repo: RepositoryRow;
+  owner: UserRow;
+  pusher: UserRow;
+  now: () => number;
+}
+
+const TAG_PREFIX = 'refs/tags/';
+const BRANCH_PREFIX = 'refs/heads/';
+
+/** Creates or refreshes the tag-only record of a pushed tag (Gitea's pushUpdateAddTags). */
+async function syncAddedTag(ctx: PushContext, name: string): Promise<void> {
+  const tag = await getTag(ctx.gitDir, name);
+  if (!tag) return;
+  const numCommits = await countCommits(ctx.gitDir, tag.commitSha);
+  const existing = await findReleaseByTag(ctx.db, ctx.repo.id, name);
+  if (!existing) {
+    try {
+      await insertRelease(ctx.db, {
+        repoId: ctx.repo.id,
+        publisherId: ctx.pusher.id,
+        tagName: name,
+        target: '',
+        title: '',
+        note: '',
+        sha1: tag.commitSha,
+        numCommits,
+        isDraft: false,
+        isPrerelease: false,
+        isTag: true,
+        createdUnix: tag.createdUnix,
+      });
+    } catch (error) {
+      // A release created through the API for the same tag at the same moment owns the record now.
+      if (!(await findReleaseByTag(ctx.db, ctx.repo.id, name))) throw error;
+    }
+    return;
+  }
+  await updateRelease(ctx.db, existing.id, {
+    publisherId: existing.is_tag === 1 ? ctx.pusher.id : existing.publisher_id,
+    tagName: existing.tag_name,
+    target: existing.target,
+    title: existing.title,
+    note: existing.note,
+    sha1: tag.commitSha,
+    numCommits,
+    isDraft: existing.is_draft === 1,
+    isPrerelease: existing.is_prerelease === 1,
+    isTag: existing.is_tag === 1,
+    createdUnix: tag.createdUnix,
+  });
+}
+
+/**
+ * Brings the database in line with a push: tag records for new and deleted tags, the empty flag and the
+ * default branch, and push_tag / delete_tag / commit_repo activity for the pusher.
+ */
+export async function syncAfterPush(ctx: PushContext, changes: readonly RefChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  const deletedTags: string[] = [];
+  const repoPath = `${ctx.owner.name}/${ctx.repo.name}`;
+  for (const change of changes) {
+    if (change.ref.startsWith(TAG_PREFIX)) {
+      const name = change.ref.slice(TAG_PREFIX.length);
+      if (change.newSha === ZERO_SHA) {
+        deletedTags.push(name.toLowerCase());
+        await recordRepoAction(ctx.db, {
+          opType: RepoActionType.DeleteTag,
+          actor: ctx.pusher,
+          repo: ctx.repo,
+          owner: ctx.owner,
+          refName: change.ref,
+          content: '',
+          createdUnix: ctx.now(),
+        });
+        continue;
+      }
+      await syncAddedTag(ctx, name);
+      const commitSha = await resolveCommit(ctx.gitDir, change.newSha);
+      const head = commitSha ? await commitsBetween(ctx.gitDir, ZERO_SHA, commitSha, 1) : [];
+      await recordRepoAction(ctx.db, {
+        opType: RepoActionType.PushTag,
+        actor: ctx.pusher,
+        repo: ctx.repo,
+        owner: ctx.owner,
+        refName: change.ref,
+        content: tagPushContent(head[0]),
+        createdUnix: ctx.now(),
+      });
+    } else if (change.ref.startsWith(BRANCH_PREFIX)) {
+      const branch = change.ref.slice(BRANCH_PREFIX.length);
+      if (change.newSha === ZERO_SHA) {
+        await recordRepoAction(ctx.db, {
+          opType: RepoActionType.DeleteBranch,
+          actor: ctx.pusher,
+          repo: ctx.repo,
+          owner: ctx.owner,
+          refName: branch,
+          content: '',
+          createdUnix: ctx.now(),
+        });
+        continue;
+      }
+      const commits = await commitsBetween(ctx.gitDir, change.oldSha, change.newSha, 5);
+      const total = await countCommits(
+        ctx.gitDir,
+        change.oldSha === ZERO_SHA ? change.newSha : `${change.oldSha}..${change.newSha}`,
+      );
+      const compareUrl =
+        change.oldSha === ZERO_SHA ? '' : `${repoPath}/compare/${change.oldSha}...${change.newSha}`;
+      await recordRepoAction(ctx.db, {
+        opType: RepoActionType.CommitRepo,
+        actor: ctx.pusher,
+        repo: ctx.repo,
+        owner: ctx.owner,
+        refName: change.ref,
+        content: pushCommitsContent(commits, total, compareUrl),
+        createdUnix: ctx.now(),
+      });
+    }
+  }
+  await forgetDeletedTags(ctx.db, ctx.repo.id, deletedTags);
+  await syncEmptyAndDefaultBranch(ctx);
+}
+
+/**
+ * Updates the empty flag; when the default branch does not exist but others do (first push of another
+ * branch), the first branch becomes the default, as Gitea does.
+ */
+async function syncEmptyAndDefaultBranch(ctx: PushContext): Promise<void> {
+  const isEmpty = await hasNoBranches(ctx.gitDir);
+  let defaultBranch = ctx.repo.default_branch;
+  if (!isEmpty && !(await resolveCommit(ctx.gitDir, `refs/heads/${defaultBranch}`))) {
+    const branches = await listBranches(ctx.gitDir);
+    if (branches[0]) {
+      defaultBranch = branches[0].name;
+      await setHeadBranch(ctx.gitDir, defaultBranch);
+    }
+  }
+  if (isEmpty !== (ctx.repo.is_empty === 1) || defaultBranch !== ctx.repo.default_branch) {
+    await updateRepository(ctx.db, ctx.repo.id, { isEmpty, defaultBranch }, ctx.now());
+  }
+}

@@ -1,0 +1,222 @@
+import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely';
+import type { Database, ReleaseRow } from './schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Filters of the release list (seed rule 1); undefined means "do not filter". */
+export interface ReleaseListFilter {
+  repoId: number;
+  includeDrafts: boolean;
+  draft?: boolean;
+  prerelease?: boolean;
+}
+
+function applyListFilter<O>(
+  query: SelectQueryBuilder<Database, 'release', O>,
+  filter: ReleaseListFilter,
+): SelectQueryBuilder<Database, 'release', O> {
+  let q = query.where('repo_id', '=', filter.repoId).where('is_tag', '=', 0);
+  if (!filter.includeDrafts) q = q.where('is_draft', '=', 0);
+  if (filter.draft !== undefined) q = q.where('is_draft', '=', filter.draft ? 1 : 0);
+  if (filter.prerelease !== undefined) q = q.where('is_prerelease', '=', filter.prerelease ? 1 : 0);
+  return q;
+}
+
+/** One page of releases, newest first (created_unix DESC, id DESC as Gitea). */
+export function listReleases(
+  db: Db,
+  filter: ReleaseListFilter,
+  page: { limit: number; offset: number },
+): Promise<ReleaseRow[]> {
+  return applyListFilter(db.selectFrom('release').selectAll(), filter)
+    .orderBy('created_unix', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
+/** Number of releases the same filter matches (X-Total-Count). */
+export async function countReleases(db: Db, filter: ReleaseListFilter): Promise<number> {
+  const row = await applyListFilter(
+    db.selectFrom('release').select((eb) => eb.fn.countAll<number>().as('count')),
+    filter,
+  ).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Newest published, non-prerelease release. */
+export function findLatestRelease(db: Db, repoId: number): Promise<ReleaseRow | undefined> {
+  return db
+    .selectFrom('release')
+    .selectAll()
+    .where('repo_id', '=', repoId)
+    .where('is_tag', '=', 0)
+    .where('is_draft', '=', 0)
+    .where('is_prerelease', '=', 0)
+    .orderBy('created_unix', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** A release or tag record by id within one repository. */
+export function findReleaseById(db: Db, repoId: number, id: number): Promise<ReleaseRow | undefined> {
+  return db
+    .selectFrom('release')
+    .selectAll()
+    .where('repo_id', '=', repoId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** A release or tag record by tag name (case-insensitive). */
+export function findReleaseByTag(db: Db, repoId: number, tagName: string): Promise<ReleaseRow | undefined> {
+  return db
+    .selectFrom('release')
+    .selectAll()
+    .where('repo_id', '=', repoId)
+    .where('lower_tag_name', '=', tagName.toLowerCase())
+    .executeTakeFirst();
+}
+
+/** Every record (releases and tag-only) of a repository: post-push reconciliation. */
+export function listAllReleaseRecords(db: Db, repoId: number): Promise<ReleaseRow[]> {
+  return db.selectFrom('release').selectAll().where('repo_id', '=', repoId).execute();
+}
+
+/** Values of a new release or tag-only record. */
+export interface NewReleaseValues {
+  repoId: number;
+  publisherId: number;
+  tagName: string;
+  target: string;
+  title: string;
+  note: string;
+  sha1: string;
+  numCommits: number;
+  isDraft: boolean;
+  isPrerelease: boolean;
+  isTag: boolean;
+  createdUnix: number;
+}
+
+/** Inserts a record; the unique (repo_id, lower_tag_name) constraint makes a second one for a tag fail. */
+export function insertRelease(db: Db, values: NewReleaseValues): Promise<ReleaseRow> {
+  return db
+    .insertInto('release')
+    .values({
+      repo_id: values.repoId,
+      publisher_id: values.publisherId,
+      tag_name: values.tagName,
+      lower_tag_name: values.tagName.toLowerCase(),
+      target: values.target,
+      title: values.title,
+      note: values.note,
+      sha1: values.sha1,
+      num_commits: values.numCommits,
+      is_draft: values.isDraft ? 1 : 0,
+      is_prerelease: values.isPrerelease ? 1 : 0,
+      is_tag: values.isTag ? 1 : 0,
+      created_unix: values.createdUnix,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Overwrites the mutable columns of a record. */
+export async function updateRelease(
+  db: Db,
+  id: number,
+  values: Omit<NewReleaseValues, 'repoId'>,
+): Promise<void> {
+  await db
+    .updateTable('release')
+    .set({
+      publisher_id: values.publisherId,
+      tag_name: values.tagName,
+      lower_tag_name: values.tagName.toLowerCase(),
+      target: values.target,
+      title: values.title,
+      note: values.note,
+      sha1: values.sha1,
+      num_commits: values.numCommits,
+      is_draft: values.isDraft ? 1 : 0,
+      is_prerelease: values.isPrerelease ? 1 : 0,
+      is_tag: values.isTag ? 1 : 0,
+      created_unix: values.createdUnix,
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Turns a release back into a tag-only record (DELETE release keeps the row and the git tag). */
+export async function markReleaseTagOnly(db: Db, id: number): Promise<void> {
+  await db.updateTable('release').set({ is_tag: 1 }).where('id', '=', id).execute();
+}
+
+/** Deletes one record. */
+export async function deleteReleaseRow(db: Db, id: number): Promise<void> {
+  await db.deleteFrom('release').where('id', '=', id).execute();
+}
+
+/** Deletes the tag-only records of tags that no longer exist; releases on them become drafts (Gitea). */
+export async function forgetDeletedTags(
+  db: Db,
+  repoId: number,
+  lowerTagNames: readonly string[],
+): Promise<void> {
+  if (lowerTagNames.length === 0) return;
+  await db
+    .deleteFrom('release')
+    .where('repo_id', '=', repoId)
+    .where('is_tag', '=', 1)
+    .where('lower_tag_name', 'in', lowerTagNames)
+    .execute();
+  await db
+    .updateTable('release')
+    .set({ is_draft: 1, sha1: '', num_commits: 0 })
+    .where('repo_id', '=', repoId)
+    .where('is_tag', '=', 0)
+    .where('lower_tag_name', 'in', lowerTagNames)
+    .execute();
+}
+
+/** Updates sha1/num_commits of the record of a tag that moved. */
+export async function updateReleaseCommit(
+  db: Db,
+  id: number,
+  sha1: string,
+  numCommits: number,
+): Promise<void> {
+  await db.updateTable('release').set({ sha1, num_commits: numCommits }).where('id', '=', id).execute();
+}
+
+/**
+ * Turns a tag-only record into a release with `values`; false when the record is no longer tag-only
+ * (another request converted it first).
+ */
+export async function convertTagOnlyRecord(
+  db: Db,
+  id: number,
+  values: Omit<NewReleaseValues, 'repoId' | 'tagName' | 'isTag'>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('release')
+    .set({
+      publisher_id: values.publisherId,
+      target: values.target,
+      title: values.title,
+      note: values.note,
+      sha1: values.sha1,
+      num_commits: values.numCommits,
+      is_draft: values.isDraft ? 1 : 0,
+      is_prerelease: values.isPrerelease ? 1 : 0,
+      is_tag: 0,
+      created_unix: values.createdUnix,
+    })
+    .where('id', '=', id)
+    .where('is_tag', '=', 1)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

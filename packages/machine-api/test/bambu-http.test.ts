@@ -157,14 +157,12 @@ ftps_port = ${sim.ftpsPort}
     const listing = await waitFor(
       async () => {
         const res = await client.request('GET', '/machines');
-        const machines = res.body as { state: { state: string } }[];
+        const machines = res.body as { id: string; make_model: unknown; state: { state: string } }[];
         return machines.every((entry) => entry.state.state === 'idle') ? machines : undefined;
       },
       { what: 'both printers idle' },
     );
-    expect(
-      listing.map((entry) => [(entry as { id: string }).id, (entry as { make_model: unknown }).make_model]),
-    ).toEqual([
+    expect(listing.map((entry) => [entry.id, entry.make_model])).toEqual([
       ['left', { manufacturer: 'Bambu Lab', model: 'X1 Carbon', serial: x1c.serial }],
       ['right', { manufacturer: 'Bambu Lab', model: 'P1S', serial: p1s.serial }],
     ]);

@@ -56,6 +56,7 @@ function describe(error: unknown): string {
 export function remoteFileName(jobName: string, jobId: string): string {
   const base = jobName
     .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '') // accents split off by NFKD: "Café" → "Cafe"
     .replace(/[^A-Za-z0-9._-]+/g, '_')
     .replace(/^[._]+|[._]+$/g, '')
     .replace(/\.gcode\.3mf$|\.3mf$|\.gcode$/i, '')

@@ -175,11 +175,17 @@ const repoScopedRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
 
   app.put(
     '/repos/:owner/:repo/collaborators/:collaborator',
-    { schema: { params: CollaboratorParams, body: Type.Optional(AddCollaboratorOptionSchema) } },
+    {
+      // The body is optional (no body means write access), so an absent one validates as `{}`.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: { params: CollaboratorParams, body: AddCollaboratorOptionSchema },
+    },
     async (request, reply) => {
       requireUser(request);
       const repo = requireRepoAdmin(request);
-      await putCollaborator(repo, request.params.collaborator, request.body?.permission);
+      await putCollaborator(repo, request.params.collaborator, request.body.permission);
       return reply.code(204).send();
     },
   );

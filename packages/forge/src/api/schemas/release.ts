@@ -72,11 +72,15 @@ export const TagProtectionSchema = Type.Object({
 });
 export type TagProtection = Static<typeof TagProtectionSchema>;
 
+// Null is listed first: Fastify's validator coerces scalars into arrays, so an array-first union would
+// turn `null` into `[""]`.
+const OptionalNames = Type.Optional(Type.Union([Type.Null(), Type.Array(Type.String())]));
+
 /** `CreateTagProtectionOption`. */
 export const CreateTagProtectionOptionSchema = Type.Object({
   name_pattern: Type.Optional(Type.String()),
-  whitelist_usernames: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
-  whitelist_teams: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
+  whitelist_usernames: OptionalNames,
+  whitelist_teams: OptionalNames,
 });
 
 /** `EditTagProtectionOption`: null lists leave the allowlist as it is. */

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Machine, MachineError, type PrintRequest } from '../src/machines/machine.js';
 import { SAFE_END_GCODE } from '../src/machines/usb/print-stream.js';
@@ -176,9 +177,15 @@ describe('USB Marlin printer on a virtual serial port', () => {
     sim.holdAtCommand(from + 300);
     const active = await machine.print(printRequest());
     await waitFor('the printer to hold an ok', () => sim.holding);
-    const paused = machine.pause();
+    await machine.pause();
+    const before = await machine.status();
+    expect(before.state).toEqual({ state: 'paused' });
     sim.release();
-    await paused;
+    // Once the line in flight is acknowledged, nothing more is sent.
+    await waitFor(
+      'the held line to be acknowledged',
+      async () => (await machine.status()).progress! > before.progress!,
+    );
     expect(sim.commands.length).toBe(from + 300);
     expect(await machine.status()).toMatchObject({ state: { state: 'paused' } });
     await machine.resume();
@@ -224,5 +231,44 @@ describe('USB Marlin printer on a virtual serial port', () => {
       extruder: { current: 21.5, target: 0 },
       bed: { current: 20.8, target: 0 },
     });
+  });
+
+  it('binds a machine to its configured port without enumeration, and logs failing enumeration once', async () => {
+    const sim = await MarlinSim.start();
+    cleanups.push(() => sim.close());
+    const logLines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => logLines.push(line) });
+    let enumerations = 0;
+    const withoutUdev = async () => {
+      enumerations++;
+      throw new Error('spawn udevadm ENOENT');
+    };
+    const [direct, byId] = createMachines(
+      [
+        { id: 'direct', config: { variant: 'Generic', port: sim.hostPath, baud: 250000 } },
+        { id: 'by-id', config: { variant: 'Generic', vendor_id: 0x2c99 } },
+      ],
+      withoutUdev,
+      logger,
+    );
+    for (const machine of [direct!, byId!]) {
+      await machine.start();
+      cleanups.push(() => machine.close());
+    }
+    await waitFor('the bound printer to be idle', async () => (await stateOf(direct!)) === 'idle');
+    await waitFor('several scans', () => enumerations >= 3);
+    expect(await stateOf(byId!)).toBe('offline');
+    expect((await byId!.status()).extra).toMatchObject({ Usb: { port: null, firmware_name: null } });
+    expect((await direct!.status()).extra).toMatchObject({
+      Usb: { port: sim.hostPath, baud: 250000, vendor_id: null, product_id: null },
+    });
+    expect(direct!.identity().makeModel).toEqual({
+      manufacturer: null,
+      model: 'Virtual Ender',
+      serial: 'cede2a2f-41a2-4748-9b12-c55c62f367ff',
+    });
+    const warnings = logLines.filter((line) => line.includes('cannot enumerate serial ports'));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ err: 'spawn udevadm ENOENT' });
   });
 });

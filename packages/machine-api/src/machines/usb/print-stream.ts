@@ -17,7 +17,6 @@ export class PrintStream {
   private paused = false;
   private cancelled = false;
   private wake: (() => void) | null = null;
-  private stoppedWaiters: (() => void)[] = [];
 
   constructor(
     private readonly connection: MarlinConnection,
@@ -47,21 +46,15 @@ export class PrintStream {
     } catch (error) {
       // A firmware `Error:` carries the printer's own words; a lost port or silence says what happened.
       return { status: 'failed', message: error instanceof Error ? error.message : String(error) };
-    } finally {
-      this.notifyStopped();
     }
     if (!this.cancelled) return { status: 'completed' };
     await this.sendEndGcode();
     return { status: 'cancelled' };
   }
 
-  /** Stops streaming; resolves once nothing more is in flight. */
-  pause(): Promise<void> {
+  /** Stops streaming after the line in flight. */
+  pause(): void {
     this.paused = true;
-    return new Promise((resolve) => {
-      this.stoppedWaiters.push(resolve);
-      if (this.wake) this.notifyStopped(); // Already holding.
-    });
   }
 
   /** Continues streaming after a pause. */
@@ -80,14 +73,9 @@ export class PrintStream {
     while (this.paused && !this.cancelled) {
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        this.notifyStopped();
       });
       this.wake = null;
     }
-  }
-
-  private notifyStopped(): void {
-    for (const resolve of this.stoppedWaiters.splice(0)) resolve();
   }
 
   private async sendEndGcode(): Promise<void> {

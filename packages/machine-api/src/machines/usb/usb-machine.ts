@@ -147,9 +147,10 @@ export class UsbMachine implements Machine, DiscoverableMachine {
     if (this.job) throw new MachineError('MachineBusy', `${this.id} is busy printing job ${this.job.jobId}`);
   }
 
+  /** Returns at once: the line in flight may be a heat-up taking minutes; nothing follows it. */
   async pause(): Promise<void> {
     if (!this.job) throw new MachineError('MachineRejected', `${this.id} is not printing`);
-    await this.job.stream.pause();
+    this.job.stream.pause();
   }
 
   async resume(): Promise<void> {
@@ -231,7 +232,7 @@ export class UsbMachine implements Machine, DiscoverableMachine {
   private onHostAction(action: string): void {
     const stream = this.job?.stream;
     if (!stream) return;
-    if (action === 'pause' || action === 'paused') void stream.pause();
+    if (action === 'pause' || action === 'paused') stream.pause();
     else if (action === 'resume' || action === 'resumed') stream.resume();
     else if (action === 'cancel') stream.cancel();
   }

@@ -225,12 +225,16 @@ describe('USB Marlin printer on a virtual serial port', () => {
   it('polls temperatures with M105 when the firmware cannot auto-report them', async () => {
     const { sim, machine } = await connectedPrinter({ autoReportTemp: false, advancedOk: false });
     expect(sim.commands.slice(0, 2)).toEqual(['M110 N0', 'M115']);
-    await waitFor('an M105 poll', () => sim.commands.includes('M105'));
-    expect(sim.commands).not.toContain('M155 S1');
-    expect((await machine.status()).temperatures).toEqual({
+    const temperatures = await waitFor('temperatures from an M105 poll', async () => {
+      const { temperatures } = await machine.status();
+      return temperatures['bed'] ? temperatures : null;
+    });
+    expect(temperatures).toEqual({
       extruder: { current: 21.5, target: 0 },
       bed: { current: 20.8, target: 0 },
     });
+    expect(sim.commands).toContain('M105');
+    expect(sim.commands).not.toContain('M155 S1');
   });
 
   it('binds a machine to its configured port without enumeration, and logs failing enumeration once', async () => {

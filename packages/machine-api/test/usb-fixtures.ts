@@ -98,7 +98,7 @@ export async function expectedCommands(path: string): Promise<string[]> {
 export async function waitFor<T>(
   what: string,
   condition: () => T | Promise<T>,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
 ): Promise<NonNullable<Awaited<T>>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

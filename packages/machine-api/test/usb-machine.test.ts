@@ -9,14 +9,19 @@ import { MarlinSim, type MarlinSimOptions } from './sim/marlin.js';
 import { createMachines, enumerating, expectedCommands, sliceCube, waitFor } from './usb-fixtures.js';
 
 let dir: string;
+// A 5 mm cube (~750 commands) for most tests, a 10 mm one (~2600) for the full print.
 let gcodePath: string;
 let expected: string[];
+let largeGcodePath: string;
+let largeExpected: string[];
 const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'usb-machine-'));
-  gcodePath = await sliceCube(dir);
+  gcodePath = await sliceCube(await mkdtemp(join(dir, 'small-')), 5);
   expected = await expectedCommands(gcodePath);
+  largeGcodePath = await sliceCube(await mkdtemp(join(dir, 'large-')), 10);
+  largeExpected = await expectedCommands(largeGcodePath);
 });
 
 afterEach(async () => {
@@ -54,7 +59,8 @@ async function stateOf(machine: Machine): Promise<string> {
   return (await machine.status()).state.state;
 }
 
-describe('USB Marlin printer on a virtual serial port', () => {
+// Generous: the suites of both services share two cores, and a streamed print is thousands of round trips.
+describe('USB Marlin printer on a virtual serial port', { timeout: 120_000 }, () => {
   it('identifies the printer from M115 and reports the USB port, baud, firmware and temperatures', async () => {
     const { sim, machine } = await connectedPrinter();
     expect(machine.identity()).toEqual({
@@ -98,9 +104,9 @@ describe('USB Marlin printer on a virtual serial port', () => {
   it('streams a sliced cube intact and in order, reports progress and refuses a second print', async () => {
     const { sim, machine } = await connectedPrinter({ busyEvery: 50 });
     const from = sim.commands.length;
-    const halfway = Math.floor(expected.length / 2);
+    const halfway = Math.floor(largeExpected.length / 2);
     sim.holdAtCommand(from + halfway);
-    const active = await machine.print(printRequest());
+    const active = await machine.print(printRequest('job-1', largeGcodePath));
     await waitFor('the printer to hold an ok halfway', () => sim.holding);
     const running = await machine.status();
     expect(running.state).toEqual({ state: 'running' });
@@ -111,7 +117,7 @@ describe('USB Marlin printer on a virtual serial port', () => {
     await expect(second).rejects.toMatchObject({ code: 'MachineBusy' });
     sim.release();
     expect(await active.finished).toEqual({ status: 'completed' });
-    expect(printedSince(sim, from)).toEqual(expected);
+    expect(printedSince(sim, from)).toEqual(largeExpected);
     expect(sim.resendRequests).toEqual([]);
     expect(await machine.status()).toMatchObject({ state: { state: 'idle' }, progress: null });
   });

@@ -168,6 +168,54 @@ ftps_port = ${sim.ftpsPort}
     ]);
   });
 
+  it('pauses, resumes and stops a print started on the printer itself through the machine controls', async () => {
+    const sim = await BambuPrinterSim.start({ printTicks: 100_000 });
+    open.sims.push(sim);
+    const api = await startMachineApi(`
+[machines.x1c]
+type = "Bambu"
+name = "${sim.name}"
+access_code = "${sim.accessCode}"
+host = "127.0.0.1"
+serial = "${sim.serial}"
+mqtt_port = ${sim.mqttPort}
+ftps_port = ${sim.ftpsPort}
+`);
+    open.apis.push(api);
+    const client = await ContractClient.create(api.baseUrl);
+    const stateOf = (body: unknown) => (body as { state: unknown }).state;
+    const stateNow = async () =>
+      (stateOf((await client.request('GET', '/machines/x1c')).body) as { state: string }).state;
+    await waitFor(async () => (await stateNow()) === 'idle', { what: 'idle printer' });
+
+    const idlePause = await client.request('POST', '/machines/x1c/pause');
+    expect(idlePause.status).toBe(409);
+    expect(idlePause.body).toMatchObject({
+      error_code: 'MachineRejected',
+      message: 'cannot pause x1c: it is idle, not running',
+    });
+
+    sim.startLocalJob('benchy');
+    await waitFor(async () => (await stateNow()) === 'running', { what: 'the local job running' });
+    const paused = await client.request('POST', '/machines/x1c/pause');
+    expect(paused.status).toBe(200);
+    expect(stateOf(paused.body)).toEqual({ state: 'paused' });
+    expect((paused.body as { extra: { ExtraKindB: { job_name: string } } }).extra.ExtraKindB.job_name).toBe(
+      'benchy',
+    );
+
+    const resumed = await client.request('POST', '/machines/x1c/resume');
+    expect(resumed.status).toBe(200);
+    expect(stateOf(resumed.body)).toEqual({ state: 'running' });
+
+    const stopped = await client.request('POST', '/machines/x1c/stop');
+    expect(stopped.status).toBe(200);
+    expect(stateOf(stopped.body)).toEqual({ state: 'idle' });
+    expect(
+      (stopped.body as { extra: { ExtraKindB: { print_error: string } } }).extra.ExtraKindB.print_error,
+    ).toBe('0300-400C');
+  });
+
   it('reports a wrong access code as a failed state with a message, never the code itself', async () => {
     const sim = await BambuPrinterSim.start({ accessCode: '11112222' });
     open.sims.push(sim);

@@ -219,6 +219,11 @@ export class BambuPrinterSim {
     this.publishReport();
   }
 
+  /** Starts a job from the printer's own screen (a file already on its SD card), not through the service. */
+  startLocalJob(subtaskName: string): void {
+    this.beginJob(subtaskName, `${subtaskName}.gcode.3mf`, 50);
+  }
+
   /** Stops everything and removes the SD card directory. */
   async close(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
@@ -358,14 +363,18 @@ export class BambuPrinterSim {
       subtask_id: '0',
       task_id: '0',
     });
+    const layers = new TextDecoder().decode(plate).match(/^;LAYER_CHANGE/gm)?.length ?? 1;
+    this.beginJob(String(command.subtask_name), fileName, layers);
+  }
+
+  private beginJob(subtaskName: string, fileName: string, layers: number): void {
     this.prepareTicks = 0;
     this.runningTicks = 0;
-    const layers = new TextDecoder().decode(plate).match(/^;LAYER_CHANGE/gm)?.length ?? 1;
     this.update({
       gcode_state: 'PREPARE',
       stg_cur: 2,
       print_type: 'local',
-      subtask_name: command.subtask_name,
+      subtask_name: subtaskName,
       gcode_file: fileName,
       mc_percent: 0,
       layer_num: 0,

@@ -174,22 +174,34 @@ export class BambuMachine implements Machine {
   }
 
   async pause(): Promise<void> {
-    await this.command('pause', 'running');
+    await this.command('pause', 'running', (report) => stringField(report, 'gcode_state') === 'PAUSE');
   }
 
   async resume(): Promise<void> {
-    await this.command('resume', 'paused');
+    await this.command(
+      'resume',
+      'paused',
+      (report) => isActive(report) && stringField(report, 'gcode_state') !== 'PAUSE',
+    );
   }
 
   async stop(): Promise<void> {
     const job = this.job;
     if (job) job.stopRequested = true;
-    await this.command('stop', null);
+    await this.command('stop', null, (report) => !isActive(report));
     // A job the printer accepted but never started has nothing left to end with.
     if (job && !job.started && this.job === job) job.settle({ status: 'cancelled' });
   }
 
-  private async command(name: 'pause' | 'resume' | 'stop', requiredState: 'running' | 'paused' | null) {
+  /**
+   * Sends `print.<name>`, waits for the acknowledgement, then (bounded) for a status showing the effect, so
+   * the caller's next status read already shows it.
+   */
+  private async command(
+    name: 'pause' | 'resume' | 'stop',
+    requiredState: 'running' | 'paused' | null,
+    takenEffect: (report: Report) => boolean,
+  ): Promise<void> {
     const session = this.session;
     if (!session) throw new MachineError('MachineOffline', `${this.id} has not been discovered yet`);
     if (requiredState) {
@@ -201,11 +213,9 @@ export class BambuMachine implements Machine {
         );
       }
     }
-    await session.request(
-      'print',
-      { command: name, param: '' },
-      { timeoutMs: this.settings.commandTimeoutMs },
-    );
+    const timeoutMs = this.settings.commandTimeoutMs;
+    await session.request('print', { command: name, param: '' }, { timeoutMs });
+    await session.waitForStatus(takenEffect, timeoutMs);
   }
 
   async start(): Promise<void> {

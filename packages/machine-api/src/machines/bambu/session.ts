@@ -104,6 +104,23 @@ export class BambuSession {
     return () => this.listeners.delete(listener);
   }
 
+  /** Resolves true once the status satisfies `predicate` (now or in a later report), false after `timeoutMs`. */
+  waitForStatus(predicate: (status: Report) => boolean, timeoutMs: number): Promise<boolean> {
+    if (this.status && predicate(this.status)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        unsubscribe();
+        resolve(false);
+      }, timeoutMs);
+      const unsubscribe = this.onReport((status) => {
+        if (!predicate(status)) return;
+        clearTimeout(timer);
+        unsubscribe();
+        resolve(true);
+      });
+    });
+  }
+
   /**
    * Publishes `{<group>: {command, sequence_id, …fields}}` and waits for the printer's reply carrying the same
    * sequence id (integer or string). Rejects with `MachineError` when the printer is not connected, refuses

@@ -1,18 +1,19 @@
 /**
  * The forge test harness: a real server on port 0 with a fresh temp data dir (and a fresh PostgreSQL
- * database when FORGE_TEST_DATABASE_URL is set), the first administrator created by the same code path
- * `forge serve` uses, and fixture helpers that go through the HTTP API itself.
+ * database of its own in the `forge-postgres` test project, see test-database.ts), the first
+ * administrator created by the same code path `forge serve` uses, and fixture helpers that go through
+ * the HTTP API itself.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import type { SignatureVerifier } from '../src/auth/context.js';
 import { type ConfigFile, loadConfig } from '../src/config.js';
 import { INITIAL_ADMIN_NAME, type RunningForge, startForge } from '../src/server.js';
 import type { ServiceContext } from '../src/services/context.js';
+import { createTestDatabase } from './test-database.js';
 
 export interface ApiResponse<T = unknown> {
   status: number;
@@ -99,31 +100,6 @@ export function uniqueName(prefix = 'user'): string {
   return `${prefix}${counter}${randomBytes(3).toString('hex')}`;
 }
 
-async function createPostgresDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `forge_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.href,
-    drop: async () => {
-      const dropper = new pg.Client({ connectionString: adminUrl });
-      await dropper.connect();
-      try {
-        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await dropper.end();
-      }
-    },
-  };
-}
-
 export interface StartTestForgeOptions {
   /** Extra config-file keys (written to a TOML file and passed as --config). */
   config?: Partial<ConfigFile> & Record<string, unknown>;
@@ -146,8 +122,7 @@ function toToml(config: Record<string, unknown>): string {
 /** Starts a forge for one test file. Call `close()` in afterAll. */
 export async function startTestForge(options: StartTestForgeOptions = {}): Promise<TestForge> {
   const dataDir = mkdtempSync(join(tmpdir(), 'forge-test-'));
-  const pgAdminUrl = process.env.FORGE_TEST_DATABASE_URL;
-  const database = pgAdminUrl ? await createPostgresDatabase(pgAdminUrl) : null;
+  const database = await createTestDatabase(dataDir);
   let configFile: string | undefined;
   if (options.config) {
     configFile = join(dataDir, 'forge.toml');
@@ -157,7 +132,7 @@ export async function startTestForge(options: StartTestForgeOptions = {}): Promi
     bind: '127.0.0.1:0',
     dataDir,
     configFile,
-    databaseUrl: database?.url,
+    databaseUrl: database.url,
     env: {},
   });
   const printed: string[] = [];
@@ -169,7 +144,7 @@ export async function startTestForge(options: StartTestForgeOptions = {}): Promi
       signatureVerifier: options.signatureVerifier,
     });
   } catch (error) {
-    await database?.drop();
+    await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
@@ -305,7 +280,7 @@ export async function startTestForge(options: StartTestForgeOptions = {}): Promi
     },
     async close() {
       await forge.close();
-      await database?.drop();
+      await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { applySudo, assertAccountMayUseApi, authenticate } from '../auth/chain.js';
 import { ANONYMOUS, type AuthInfo, type SignatureVerifier } from '../auth/context.js';
+import { checkSignedBodyDigest, createSignatureVerifier } from '../auth/httpsig-auth.js';
 import type { ServiceContext } from '../services/context.js';
 import { adminUsersRoutes } from './admin-users.js';
 import { installErrorMapper } from './errors.js';
@@ -10,6 +11,7 @@ import { orgsRoutes } from './orgs.js';
 import { releaseRoutes } from './releases.js';
 import { repoRoutes } from './repos.js';
 import { serverInfoRoutes } from './server-info.js';
+import { sshPrincipalRoutes } from './ssh-principals.js';
 import { tagRoutes } from './tags.js';
 import { teamsRoutes } from './teams.js';
 import { tokensRoutes } from './tokens.js';
@@ -30,14 +32,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('auth', null as unknown as AuthInfo);
   installErrorMapper(app, () => `${ctx.config.appUrl}api/swagger`);
 
+  const signatureVerifier = options.signatureVerifier ?? createSignatureVerifier(ctx);
   // The auth chain runs before every route, so route groups only read `request.auth`.
   app.addHook('onRequest', async (request, reply) => {
     request.auth = ANONYMOUS;
-    const auth = await authenticate(ctx, request, reply, options.signatureVerifier);
+    const auth = await authenticate(ctx, request, reply, signatureVerifier);
     request.auth = auth;
     assertAccountMayUseApi(ctx, auth);
     request.auth = await applySudo(ctx, request, auth);
   });
+  app.addHook('preParsing', checkSignedBodyDigest);
 
   // One plugin per URL area; each applies its token-scope category as an onRequest hook.
   const api = { prefix: '/api/v1', ctx };
@@ -48,6 +52,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(adminUsersRoutes, api);
   await app.register(orgsRoutes, api);
   await app.register(teamsRoutes, api);
+  await app.register(sshPrincipalRoutes, api);
   await app.register(repoRoutes, api);
   await app.register(releaseRoutes, api);
   await app.register(tagRoutes, api);

@@ -8,9 +8,11 @@ import {
   Migrator,
   PostgresDialect,
   SqliteDialect,
+  sql,
 } from 'kysely';
 import pg from 'pg';
 import { initialMigration } from './migrations/001_initial.js';
+import { postgresSearchMigration } from './migrations/002_postgres_search.js';
 import type { Database } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -65,13 +67,36 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<ForgeD
 
 /** Every migration in order; names sort lexically, so keep the numeric prefix. */
 export function forgeMigrations(dialect: DialectName): Record<string, Migration> {
-  return { '001_initial': initialMigration(dialect) };
+  return {
+    '001_initial': initialMigration(dialect),
+    '002_postgres_search': postgresSearchMigration(dialect),
+  };
 }
 
-/** Applies pending migrations (Kysely's migrator serialises concurrent runners with a lock table). */
+/** Key of the PostgreSQL advisory lock held while a forge process migrates ("forge" in ASCII). */
+export const MIGRATION_LOCK_KEY = 0x666f726765;
+
+/**
+ * Applies pending migrations. On PostgreSQL several forge processes may start at once: each takes a
+ * session advisory lock on one connection first, so exactly one migrates (creating Kysely's bookkeeping
+ * tables and any extension included) and the others then find nothing left to do. SQLite serialises
+ * writers itself (busy timeout) and Kysely's lock table covers the rest.
+ */
 export async function migrateToLatest(forge: ForgeDatabase): Promise<void> {
-  const provider: MigrationProvider = { getMigrations: async () => forgeMigrations(forge.dialect) };
-  const migrator = new Migrator({ db: forge.db, provider });
+  if (forge.dialect !== 'postgres') return runMigrations(forge.db, forge.dialect);
+  await forge.db.connection().execute(async (connection) => {
+    await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
+    try {
+      await runMigrations(connection, forge.dialect);
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
+    }
+  });
+}
+
+async function runMigrations(db: Kysely<Database>, dialect: DialectName): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => forgeMigrations(dialect) };
+  const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';

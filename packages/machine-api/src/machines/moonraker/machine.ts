@@ -1,0 +1,305 @@
+/**
+ * A Klipper printer behind Moonraker, as a `Machine`: status from the live feed (websocket subscription or
+ * polling), prints as upload + start, and each started print followed until `print_stats` says how it ended.
+ */
+
+import type { Logger } from 'pino';
+import {
+  type ActivePrint,
+  type Machine,
+  MachineError,
+  type MachineIdentity,
+  type MachineStatus,
+  type PrintOutcome,
+  type PrintRequest,
+} from '../machine.js';
+import { MoonrakerClient, MoonrakerRequestError, MoonrakerUnreachable } from './client.js';
+import { type FeedSnapshot, StatusFeed } from './feed.js';
+import { remoteFileName } from './file-name.js';
+import { PrintFollower } from './print-follower.js';
+import { machineStateOf, printStatsOf, progressOf, temperaturesOf } from './status.js';
+import { type MoonrakerVariant, variantFacts } from './variant.js';
+
+export interface MoonrakerSettings {
+  endpoint: string;
+  variant: MoonrakerVariant;
+  apiKey?: string;
+  /** Deadline of each request; a Moonraker not answering within it is `offline`. */
+  timeoutMs: number;
+  pollIntervalMs: number;
+  reconnectDelayMs: number;
+  websocketRetryMs: number;
+  /** How long Moonraker may be gone during a print before the job fails. */
+  lostPrintGraceMs: number;
+}
+
+interface ActiveJob {
+  filename: string;
+  follower: PrintFollower;
+  settle: (outcome: PrintOutcome) => void;
+  /** Re-decides periodically: grace periods run out while nothing arrives from a vanished Moonraker. */
+  recheck: NodeJS.Timeout;
+  unsubscribe: () => void;
+}
+
+export class MoonrakerMachine implements Machine {
+  readonly printFormat = 'gcode' as const;
+  private readonly client: MoonrakerClient;
+  private readonly feed: StatusFeed;
+  private readonly logger: Logger;
+  /** A print is being handed over (upload + start) or followed: one at a time. */
+  private busy = false;
+  private active: ActiveJob | null = null;
+  /** The file whose `complete`/`cancelled` end the service has delivered to its job (see status.ts). */
+  private acknowledgedFile: string | null = null;
+
+  constructor(
+    readonly id: string,
+    private readonly settings: MoonrakerSettings,
+    logger: Logger,
+  ) {
+    this.logger = logger.child({ machine: id });
+    this.client = new MoonrakerClient({
+      endpoint: settings.endpoint,
+      apiKey: settings.apiKey,
+      timeoutMs: settings.timeoutMs,
+    });
+    this.feed = new StatusFeed(this.client, {
+      timeoutMs: settings.timeoutMs,
+      pollIntervalMs: settings.pollIntervalMs,
+      reconnectDelayMs: settings.reconnectDelayMs,
+      websocketRetryMs: settings.websocketRetryMs,
+      logger: this.logger,
+    });
+  }
+
+  identity(): MachineIdentity {
+    const facts = variantFacts(this.settings.variant);
+    return { machineType: 'FusedDeposition', makeModel: facts.makeModel, maxPartVolume: facts.volume };
+  }
+
+  async start(): Promise<void> {
+    this.feed.start();
+  }
+
+  async status(): Promise<MachineStatus> {
+    // Right after start-up, wait (boundedly) for the first answer instead of reporting a guess.
+    await settledWithin(this.feed.settled(), this.settings.timeoutMs);
+    const snapshot = this.feed.snapshot();
+    const extra = { ExtraKindA: this.extraOf(snapshot) };
+    if (!snapshot.reachable) return { state: { state: 'offline' }, progress: null, temperatures: {}, extra };
+    const stats = printStatsOf(snapshot.objects);
+    return {
+      state: machineStateOf(
+        snapshot.klippyState,
+        snapshot.klippyMessage,
+        stats,
+        this.isAcknowledged(snapshot),
+      ),
+      progress: progressOf(snapshot.objects, stats),
+      temperatures: temperaturesOf(snapshot.objects),
+      extra,
+    };
+  }
+
+  async print(request: PrintRequest): Promise<ActivePrint> {
+    if (this.busy) throw new MachineError('MachineBusy', `machine ${this.id} is already running a job`);
+    this.busy = true;
+    try {
+      await this.ensureReady();
+      const name = remoteFileName(request.jobName, request.jobId);
+      const item = await this.upload(request, name);
+      if (request.signal.aborted) {
+        await this.removeQuietly(item.path);
+        throw request.signal.reason;
+      }
+      const startedAt = Date.now();
+      try {
+        await this.client.startPrint(item.path);
+      } catch (error) {
+        await this.removeQuietly(item.path);
+        throw asMachineError(error, `Moonraker refused to start ${item.path}`);
+      }
+      this.logger.info({ file: item.path, job: request.jobId }, 'print started on Moonraker');
+      return { finished: this.follow(item.path, startedAt) };
+    } catch (error) {
+      this.busy = false;
+      throw error;
+    }
+  }
+
+  async pause(): Promise<void> {
+    await this.control('pause', ['printing'], () => this.client.pausePrint());
+  }
+
+  async resume(): Promise<void> {
+    await this.control('resume', ['paused'], () => this.client.resumePrint());
+  }
+
+  async stop(): Promise<void> {
+    await this.control('cancel', ['printing', 'paused'], () => this.client.cancelPrint());
+  }
+
+  async close(): Promise<void> {
+    this.settleActive({
+      status: 'failed',
+      message: 'machine-api stopped while the print was running; its outcome was not observed',
+    });
+    await this.feed.close();
+    await this.client.close();
+  }
+
+  /** Facts for `extra.ExtraKindA`: where the printer is, what runs it, what it is doing. Never the API key. */
+  private extraOf(snapshot: FeedSnapshot): Record<string, unknown> {
+    const stats = printStatsOf(snapshot.objects);
+    return {
+      endpoint: this.client.endpoint,
+      variant: this.settings.variant,
+      reachable: snapshot.reachable,
+      connection: snapshot.transport,
+      last_error: snapshot.lastError,
+      klippy_state: snapshot.reachable ? snapshot.klippyState : null,
+      klippy_state_message: snapshot.reachable ? snapshot.klippyMessage || null : null,
+      klipper_version: snapshot.printer?.software_version ?? null,
+      moonraker_version: snapshot.server?.moonraker_version ?? null,
+      api_version: snapshot.server?.api_version_string ?? null,
+      hostname: snapshot.printer?.hostname ?? null,
+      print_state: stats?.state ?? null,
+      print_filename: stats?.filename || null,
+      print_message: stats?.message || null,
+    };
+  }
+
+  private isAcknowledged(snapshot: FeedSnapshot): boolean {
+    const stats = printStatsOf(snapshot.objects);
+    return stats !== null && this.acknowledgedFile !== null && stats.filename === this.acknowledgedFile;
+  }
+
+  /** Asks Moonraker now (not the cache): only an idle printer takes a job. */
+  private async ensureReady(): Promise<void> {
+    let snapshot: FeedSnapshot;
+    try {
+      snapshot = await this.feed.refresh();
+    } catch (error) {
+      throw asMachineError(error, `cannot reach Moonraker at ${this.client.endpoint}`);
+    }
+    const stats = printStatsOf(snapshot.objects);
+    const state = machineStateOf(
+      snapshot.klippyState,
+      snapshot.klippyMessage,
+      stats,
+      this.isAcknowledged(snapshot),
+    );
+    if (state.state === 'idle') return;
+    if (state.state === 'offline') {
+      throw new MachineError(
+        'MachineOffline',
+        `Klipper is not connected to Moonraker at ${this.client.endpoint}`,
+      );
+    }
+    const detail =
+      state.state === 'failed' && state.message
+        ? `${state.state}: ${state.message}`
+        : `Klipper ${snapshot.klippyState}, print ${stats?.state ?? 'unknown'}`;
+    throw new MachineError('MachineBusy', `machine ${this.id} is not ready for a new job (${detail})`);
+  }
+
+  private async upload(request: PrintRequest, name: string) {
+    try {
+      return await this.client.uploadGcode(request.filePath, name, request.signal);
+    } catch (error) {
+      if (request.signal.aborted) throw request.signal.reason;
+      throw asMachineError(error, `Moonraker refused the upload of ${name}`);
+    }
+  }
+
+  private async removeQuietly(path: string): Promise<void> {
+    await this.client.deleteGcode(path).catch((error: Error) => {
+      this.logger.warn({ file: path, err: error.message }, 'could not remove the uploaded file');
+    });
+  }
+
+  private follow(filename: string, startedAt: number): Promise<PrintOutcome> {
+    return new Promise((resolve) => {
+      const follower = new PrintFollower({
+        filename,
+        endpoint: this.client.endpoint,
+        lostGraceMs: this.settings.lostPrintGraceMs,
+        startGraceMs: Math.max(this.settings.timeoutMs, 2 * this.settings.pollIntervalMs),
+        startedAt,
+      });
+      const job: ActiveJob = {
+        filename,
+        follower,
+        settle: resolve,
+        recheck: setInterval(() => this.observe(job, this.feed.snapshot()), this.settings.pollIntervalMs),
+        unsubscribe: this.feed.onUpdate((snapshot) => this.observe(job, snapshot)),
+      };
+      this.active = job;
+      this.observe(job, this.feed.snapshot());
+    });
+  }
+
+  private observe(job: ActiveJob, snapshot: FeedSnapshot): void {
+    if (this.active !== job) return;
+    const outcome = job.follower.observe(snapshot, Date.now());
+    if (outcome) this.settleActive(outcome);
+  }
+
+  private settleActive(outcome: PrintOutcome): void {
+    const job = this.active;
+    if (!job) return;
+    this.active = null;
+    this.busy = false;
+    job.unsubscribe();
+    clearInterval(job.recheck);
+    // Acknowledge before settling, so the printer already counts as ready when the job is recorded as done.
+    if (outcome.status !== 'failed') this.acknowledgedFile = job.filename;
+    this.logger.info({ file: job.filename, outcome }, 'print finished');
+    job.settle(outcome);
+  }
+
+  private async control(
+    action: 'pause' | 'resume' | 'cancel',
+    allowed: string[],
+    send: () => Promise<void>,
+  ): Promise<void> {
+    let snapshot: FeedSnapshot;
+    try {
+      snapshot = await this.feed.refresh();
+    } catch (error) {
+      throw asMachineError(error, `cannot reach Moonraker at ${this.client.endpoint}`);
+    }
+    const printState = printStatsOf(snapshot.objects)?.state ?? 'unknown';
+    if (snapshot.klippyState !== 'ready' || !allowed.includes(printState)) {
+      throw new MachineError(
+        'MachineRejected',
+        `cannot ${action} machine ${this.id}: Klipper ${snapshot.klippyState}, print ${printState}`,
+      );
+    }
+    try {
+      await send();
+    } catch (error) {
+      throw asMachineError(error, `Moonraker refused to ${action} the print`);
+    }
+  }
+}
+
+/** Moonraker's answer becomes the message the job shows; an unreachable Moonraker means offline. */
+function asMachineError(error: unknown, context: string): Error {
+  if (error instanceof MachineError) return error;
+  if (error instanceof MoonrakerUnreachable)
+    return new MachineError('MachineOffline', `${context}: ${error.message}`);
+  if (error instanceof MoonrakerRequestError) {
+    const status = error.status ? ` (HTTP ${error.status})` : '';
+    return new MachineError('MachineRejected', `${context}: ${error.message}${status}`);
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** Waits for `promise`, at most `ms`. */
+async function settledWithin(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}

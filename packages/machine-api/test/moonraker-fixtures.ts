@@ -1,30 +1,8 @@
-/** Shared by the Moonraker tests: waiting for conditions and a small G-code file. */
+/** Shared by the Moonraker tests: a small G-code file as PrusaSlicer writes it. */
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-/** Polls `probe` until it returns a value that is not undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** A fresh temp dir with a short PrusaSlicer-like G-code file; `cleanup` removes it. */
 export async function gcodeFixture(): Promise<{ dir: string; path: string; cleanup: () => Promise<void> }> {

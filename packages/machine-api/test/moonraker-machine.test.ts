@@ -7,7 +7,8 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Machine, MachineError, type PrintOutcome } from '../src/machines/machine.js';
 import { type MoonrakerConfig, moonrakerBackend } from '../src/machines/moonraker/backend.js';
-import { gcodeFixture, waitFor } from './moonraker-fixtures.js';
+import { waitFor } from './harness.js';
+import { gcodeFixture } from './moonraker-fixtures.js';
 import { MoonrakerSim, type MoonrakerSimOptions } from './sim/moonraker.js';
 
 const logger = pino({ level: process.env['MR_DEBUG'] ? 'debug' : 'silent' });
@@ -61,13 +62,16 @@ describe('Moonraker machine', () => {
       makeModel: { manufacturer: null, model: null, serial: null },
       maxPartVolume: null,
     });
-    const status = await waitFor('websocket subscription', async () => {
-      const current = await machine.status();
-      return (
-        (current.extra as { ExtraKindA: { connection: string } }).ExtraKindA.connection === 'websocket' &&
-        current
-      );
-    });
+    const status = await waitFor(
+      async () => {
+        const current = await machine.status();
+        return (
+          (current.extra as { ExtraKindA: { connection: string } }).ExtraKindA.connection === 'websocket' &&
+          current
+        );
+      },
+      { what: 'websocket subscription' },
+    );
     expect(status.state).toEqual({ state: 'idle' });
     expect(status.progress).toBeNull();
     expect(status.temperatures).toEqual({
@@ -111,12 +115,15 @@ describe('Moonraker machine', () => {
     expect(sim.files.has('Benchy_v2_final-0f8e2c1a.gcode')).toBe(true);
     expect(sim.requests.map((request) => request.path)).toContain('/printer/print/start');
 
-    expect(await waitFor('running', async () => (await stateOf()).state === 'running')).toBe(true);
+    expect(await waitFor(async () => (await stateOf()).state === 'running', { what: 'running' })).toBe(true);
     sim.advance(0.5);
-    const halfway = await waitFor('progress 50', async () => {
-      const status = await machine.status();
-      return status.progress === 50 && status;
-    });
+    const halfway = await waitFor(
+      async () => {
+        const status = await machine.status();
+        return status.progress === 50 && status;
+      },
+      { what: 'progress 50' },
+    );
     expect(halfway.temperatures['extruder']?.target).toBe(215);
     expect(halfway.temperatures['bed']?.target).toBe(60);
     expect((halfway.extra as { ExtraKindA: Record<string, unknown> }).ExtraKindA).toMatchObject({
@@ -143,12 +150,12 @@ describe('Moonraker machine', () => {
     await setUp();
     const active = await print();
     await machine.pause();
-    expect(await waitFor('paused', async () => (await stateOf()).state === 'paused')).toBe(true);
+    expect(await waitFor(async () => (await stateOf()).state === 'paused', { what: 'paused' })).toBe(true);
     await expect(machine.pause()).rejects.toThrow(
       /cannot pause machine klipper: Klipper ready, print paused/,
     );
     await machine.resume();
-    expect(await waitFor('running', async () => (await stateOf()).state === 'running')).toBe(true);
+    expect(await waitFor(async () => (await stateOf()).state === 'running', { what: 'running' })).toBe(true);
     await machine.stop();
     expect(await active.finished).toEqual({ status: 'cancelled' });
     expect(await stateOf()).toEqual({ state: 'idle' });
@@ -203,16 +210,16 @@ describe('Moonraker machine', () => {
     await expect(print()).rejects.toMatchObject({ code: 'MachineOffline' });
 
     await sim.acceptAgain();
-    expect(await waitFor('idle again', async () => (await stateOf()).state === 'idle')).toBe(true);
+    expect(await waitFor(async () => (await stateOf()).state === 'idle', { what: 'idle again' })).toBe(true);
   });
 
   it('fails the job with a clear message when Moonraker dies mid-print and stays gone', async () => {
     await setUp();
     const active = await print();
     sim.advance(0.3);
-    await waitFor('progress 30', async () => (await machine.status()).progress === 30);
+    await waitFor(async () => (await machine.status()).progress === 30, { what: 'progress 30' });
     await sim.die();
-    expect(await waitFor('offline', async () => (await stateOf()).state === 'offline')).toBe(true);
+    expect(await waitFor(async () => (await stateOf()).state === 'offline', { what: 'offline' })).toBe(true);
     const outcome = (await active.finished) as Extract<PrintOutcome, { status: 'failed' }>;
     expect(outcome.status).toBe('failed');
     expect(outcome.message).toMatch(
@@ -226,9 +233,9 @@ describe('Moonraker machine', () => {
   it('keeps the job when Moonraker comes back within the grace period, and sees it complete', async () => {
     await setUp({}, { lost_print_grace_seconds: 60 });
     const active = await print();
-    await waitFor('running', async () => (await stateOf()).state === 'running');
+    await waitFor(async () => (await stateOf()).state === 'running', { what: 'running' });
     await sim.refuse();
-    await waitFor('offline', async () => (await stateOf()).state === 'offline');
+    await waitFor(async () => (await stateOf()).state === 'offline', { what: 'offline' });
     // Klipper prints from its virtual SD card while Moonraker is away.
     sim.advance(1);
     await sim.acceptAgain();
@@ -260,14 +267,14 @@ describe('Moonraker machine', () => {
       status: 'failed',
       message: 'Klipper shutdown: MCU shutdown: Timer too close',
     });
-    expect(await waitFor('failed', async () => (await stateOf()).state === 'failed')).toBe(true);
+    expect(await waitFor(async () => (await stateOf()).state === 'failed', { what: 'failed' })).toBe(true);
     expect(await stateOf()).toEqual({ state: 'failed', message: 'MCU shutdown: Timer too close' });
   });
 
   it('fails the job when Klipper restarts and forgets it', async () => {
     await setUp();
     const active = await print();
-    await waitFor('running', async () => (await stateOf()).state === 'running');
+    await waitFor(async () => (await stateOf()).state === 'running', { what: 'running' });
     sim.restartKlipper();
     expect(await active.finished).toEqual({
       status: 'failed',
@@ -280,7 +287,9 @@ describe('Moonraker machine', () => {
     sim.files.set('from-mainsail.gcode', Buffer.from('G28\n'));
     await fetch(`${sim.endpoint}/printer/print/start?filename=from-mainsail.gcode`, { method: 'POST' });
     sim.advance(1);
-    expect(await waitFor('complete', async () => (await stateOf()).state === 'complete')).toBe(true);
+    expect(await waitFor(async () => (await stateOf()).state === 'complete', { what: 'complete' })).toBe(
+      true,
+    );
     await expect(print()).rejects.toMatchObject({
       code: 'MachineBusy',
       message: 'machine klipper is not ready for a new job (Klipper ready, print complete)',
@@ -290,7 +299,7 @@ describe('Moonraker machine', () => {
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ script: 'SDCARD_RESET_FILE' }),
     });
-    expect(await waitFor('idle', async () => (await stateOf()).state === 'idle')).toBe(true);
+    expect(await waitFor(async () => (await stateOf()).state === 'idle', { what: 'idle' })).toBe(true);
   });
 
   it('polls over HTTP when the websocket is not available, through a whole print', async () => {
@@ -302,17 +311,20 @@ describe('Moonraker machine', () => {
     );
     const active = await print();
     sim.advance(0.25);
-    await waitFor('progress 25', async () => (await machine.status()).progress === 25);
+    await waitFor(async () => (await machine.status()).progress === 25, { what: 'progress 25' });
     sim.advance(1);
     expect(await active.finished).toEqual({ status: 'completed' });
   });
 
   it('sends the API key as X-Api-Key on HTTP and websocket, and is offline with a wrong key', async () => {
     await setUp({ apiKey: 'k3y' }, { api_key: 'k3y' });
-    await waitFor('websocket', async () => {
-      const extra = (await machine.status()).extra as { ExtraKindA: Record<string, unknown> };
-      return extra.ExtraKindA['connection'] === 'websocket';
-    });
+    await waitFor(
+      async () => {
+        const extra = (await machine.status()).extra as { ExtraKindA: Record<string, unknown> };
+        return extra.ExtraKindA['connection'] === 'websocket';
+      },
+      { what: 'websocket' },
+    );
     const active = await print();
     sim.advance(1);
     expect(await active.finished).toEqual({ status: 'completed' });
@@ -331,31 +343,37 @@ describe('Moonraker machine', () => {
 
   it('is offline while Moonraker answers 500 and back when it recovers', async () => {
     await setUp();
-    await waitFor('idle', async () => (await stateOf()).state === 'idle');
+    await waitFor(async () => (await stateOf()).state === 'idle', { what: 'idle' });
     sim.breakDown(true);
-    const status = await waitFor('offline', async () => {
-      const current = await machine.status();
-      return current.state.state === 'offline' && current;
-    });
+    const status = await waitFor(
+      async () => {
+        const current = await machine.status();
+        return current.state.state === 'offline' && current;
+      },
+      { what: 'offline' },
+    );
     expect((status.extra as { ExtraKindA: Record<string, unknown> }).ExtraKindA['last_error']).toBe(
       'Internal Server Error',
     );
     sim.breakDown(false);
-    expect(await waitFor('idle', async () => (await stateOf()).state === 'idle')).toBe(true);
+    expect(await waitFor(async () => (await stateOf()).state === 'idle', { what: 'idle' })).toBe(true);
   });
 
   it('is offline while Moonraker is too slow to answer within the timeout', async () => {
     await setUp({}, { timeout_seconds: 1 });
-    await waitFor('idle', async () => (await stateOf()).state === 'idle');
+    await waitFor(async () => (await stateOf()).state === 'idle', { what: 'idle' });
     sim.faults.delayMs = 2_500;
-    const status = await waitFor('offline', async () => {
-      const current = await machine.status();
-      return current.state.state === 'offline' && current;
-    });
+    const status = await waitFor(
+      async () => {
+        const current = await machine.status();
+        return current.state.state === 'offline' && current;
+      },
+      { what: 'offline' },
+    );
     expect((status.extra as { ExtraKindA: Record<string, unknown> }).ExtraKindA['last_error']).toMatch(
       /within 1000 ms/,
     );
     sim.faults.delayMs = 0;
-    expect(await waitFor('idle', async () => (await stateOf()).state === 'idle')).toBe(true);
+    expect(await waitFor(async () => (await stateOf()).state === 'idle', { what: 'idle' })).toBe(true);
   });
 });

@@ -17,6 +17,9 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { MachineBackend } from '../backend.js';
 import { MoonrakerMachine } from './machine.js';
 
+/** Defaults of the optional timing keys (seconds). */
+const DEFAULTS = { timeout_seconds: 5, poll_interval_seconds: 2, lost_print_grace_seconds: 300 } as const;
+
 export const MoonrakerConfigSchema = Type.Object({
   endpoint: Type.String({
     pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$',
@@ -25,15 +28,24 @@ export const MoonrakerConfigSchema = Type.Object({
   variant: Type.Union([Type.Literal('Generic'), Type.Literal('ElegooNeptune4')]),
   api_key: Type.Optional(Type.String({ minLength: 1, description: 'Moonraker API key, sent as X-Api-Key' })),
   timeout_seconds: Type.Optional(
-    Type.Number({ exclusiveMinimum: 0, description: 'Deadline of each request; default 5' }),
+    Type.Number({
+      exclusiveMinimum: 0,
+      default: DEFAULTS.timeout_seconds,
+      description: 'Deadline of each request; a Moonraker not answering within it is offline',
+    }),
   ),
   poll_interval_seconds: Type.Optional(
-    Type.Number({ exclusiveMinimum: 0, description: 'Polling and websocket ping interval; default 2' }),
+    Type.Number({
+      exclusiveMinimum: 0,
+      default: DEFAULTS.poll_interval_seconds,
+      description: 'Interval of HTTP polling (when the websocket is unavailable) and of websocket pings',
+    }),
   ),
   lost_print_grace_seconds: Type.Optional(
     Type.Number({
       minimum: 0,
-      description: 'How long Moonraker may be unreachable during a print before the job fails; default 300',
+      default: DEFAULTS.lost_print_grace_seconds,
+      description: 'How long Moonraker may be unreachable during a print before the job fails',
     }),
   ),
 });
@@ -45,8 +57,8 @@ export const moonrakerBackend: MachineBackend<MoonrakerConfig> = {
   schema: MoonrakerConfigSchema,
   create(entries, context) {
     return entries.map(({ id, config }) => {
-      const timeoutMs = (config.timeout_seconds ?? 5) * 1000;
-      const pollIntervalMs = (config.poll_interval_seconds ?? 2) * 1000;
+      const timeoutMs = (config.timeout_seconds ?? DEFAULTS.timeout_seconds) * 1000;
+      const pollIntervalMs = (config.poll_interval_seconds ?? DEFAULTS.poll_interval_seconds) * 1000;
       return new MoonrakerMachine(
         id,
         {
@@ -58,7 +70,7 @@ export const moonrakerBackend: MachineBackend<MoonrakerConfig> = {
           reconnectDelayMs: pollIntervalMs,
           websocketRetryMs: 30_000,
           // Klipper keeps printing from its virtual SD card while Moonraker restarts: be patient.
-          lostPrintGraceMs: (config.lost_print_grace_seconds ?? 300) * 1000,
+          lostPrintGraceMs: (config.lost_print_grace_seconds ?? DEFAULTS.lost_print_grace_seconds) * 1000,
         },
         context.logger,
       );

@@ -282,6 +282,8 @@ export class MoonrakerMachine implements Machine {
     } catch (error) {
       throw asMachineError(error, `Moonraker refused to ${action} the print`);
     }
+    // So that a status read right after the command already shows its effect.
+    await this.feed.refresh().catch(() => undefined);
   }
 }
 

@@ -302,6 +302,22 @@ describe('Moonraker machine', () => {
     expect(await waitFor(async () => (await stateOf()).state === 'idle', { what: 'idle' })).toBe(true);
   });
 
+  it('follows Klippy from disconnected through startup to ready, then subscribes', async () => {
+    sim = await MoonrakerSim.start();
+    sim.setKlippy('disconnected', 'Klippy not running');
+    machine = create({ endpoint: sim.endpoint, variant: 'Generic', ...FAST });
+    await machine.start();
+    expect(await stateOf()).toEqual({ state: 'offline' });
+    await expect(print()).rejects.toMatchObject({ code: 'MachineOffline' });
+    sim.setKlippy('startup', 'Klipper is starting');
+    expect(await waitFor(async () => (await stateOf()).state === 'unknown', { what: 'unknown' })).toBe(true);
+    sim.setKlippy('ready', 'Printer is ready');
+    expect(await waitFor(async () => (await stateOf()).state === 'idle', { what: 'idle' })).toBe(true);
+    const active = await print();
+    sim.advance(1);
+    expect(await active.finished).toEqual({ status: 'completed' });
+  });
+
   it('polls over HTTP when the websocket is not available, through a whole print', async () => {
     await setUp({ websocket: false });
     const status = await machine.status();

@@ -242,6 +242,8 @@ export class StatusFeed {
         }
         awaitingPong = true;
         socket.ping();
+        // Klippy not ready yet, or its notification was missed: ask again rather than wait for an event.
+        if (!this.subscribed) this.onKlippyChange();
       },
       Math.max(this.options.timeoutMs, this.options.pollIntervalMs),
     );
@@ -328,11 +330,8 @@ export class StatusFeed {
 
   /** Klippy (re)started or shut down: read its state and message, and subscribe again when ready. */
   private onKlippyChange(): void {
-    this.rpc('printer.info')
-      .then(async (info) => {
-        const printer = info as PrinterInfo;
-        this.state.printer = printer;
-        this.setKlippy(printer.state, printer.state_message);
+    this.rpcHandshake()
+      .then(async () => {
         await this.subscribe();
         this.emit();
       })

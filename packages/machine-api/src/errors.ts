@@ -50,3 +50,10 @@ export class SlicingFailed extends ServiceError {
     super(400, 'SlicingFailed', message);
   }
 }
+
+/** The request contradicts the current state of a resource (e.g. cancelling a job that already finished). */
+export class Conflict extends ServiceError {
+  constructor(message: string) {
+    super(409, 'Conflict', message);
+  }
+}

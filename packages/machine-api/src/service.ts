@@ -8,6 +8,9 @@ import { dirname, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { loadConfig } from './config.js';
+import { openJobDatabase } from './jobs/database.js';
+import { JobRunner } from './jobs/runner.js';
+import { JobStore } from './jobs/store.js';
 import { backends } from './machines/backends.js';
 import { MachineRegistry } from './machines/registry.js';
 import { ServiceMetrics } from './metrics.js';
@@ -27,7 +30,7 @@ export interface RunningService {
   /** e.g. `http://127.0.0.1:8080` */
   url: string;
   app: FastifyInstance;
-  /** Stops accepting requests, then closes the machines. */
+  /** Stops accepting requests, closes the machines, records the outcome of jobs, closes the database. */
   close(): Promise<void>;
 }
 
@@ -46,22 +49,41 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const statusTimeoutMs = config.server.status_timeout_ms;
   const metrics = new ServiceMetrics(machines, statusTimeoutMs);
-  const app = await buildApp({ logger, machines, metrics, statusTimeoutMs });
-  await machines.start();
+  const db = await openJobDatabase(dataDir);
+  const jobs = new JobRunner({
+    store: new JobStore(db),
+    machines,
+    metrics,
+    dataDir,
+    statusTimeoutMs,
+    logger,
+  });
+  const maxUploadBytes = Math.floor(config.server.max_upload_mib * 1024 * 1024);
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  // Reverse order of start-up: no new requests, machines released (their prints settle), outcomes written.
+  let closing: Promise<void> | undefined;
+  const shutdown = () => {
+    closing ??= (async () => {
+      await app?.close();
+      await machines.close();
+      await jobs.drain(2000);
+      await db.destroy();
+    })();
+    return closing;
+  };
   try {
+    await jobs.start();
+    app = await buildApp({ logger, machines, metrics, statusTimeoutMs, jobs, maxUploadBytes });
+    await machines.start();
     const url = await app.listen({ host: options.host, port: options.port });
     logger.info({ url, machines: machines.machines.length }, 'machine-api listening');
     return {
       url,
       app,
-      close: async () => {
-        await app.close();
-        await machines.close();
-      },
+      close: shutdown,
     };
   } catch (error) {
-    await app.close();
-    await machines.close();
+    await shutdown();
     throw error;
   }
 }

@@ -41,9 +41,9 @@ describe('HTTP conventions', () => {
       error_code: 'MethodNotAllowed',
       message: 'DELETE is not allowed on /machines/sim; allowed: GET, HEAD',
     });
-    const post = await client.request('PUT', '/machines/sim/pause');
-    expect(post.status).toBe(405);
-    expect(post.headers.get('allow')).toBe('POST');
+    const get = await client.request('GET', '/print');
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
   });
 
   it('allows any origin and answers CORS preflights', async () => {

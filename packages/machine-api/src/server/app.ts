@@ -5,13 +5,16 @@
 
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
+import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { installErrorHandling, methodNotAllowedRoutes } from './errors.js';
 import { registerOpenApi } from './openapi.js';
+import { jobRoutes } from './routes/jobs.js';
 import { machineRoutes } from './routes/machines.js';
 import { metaRoutes } from './routes/meta.js';
+import { printRoutes } from './routes/print.js';
 import { sharedSchemas } from './schemas.js';
 import type { ServerContext, TypedApp } from './types.js';
 
@@ -29,6 +32,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     // Like the anchor: a fresh UUID per request; a client-supplied x-request-id is not trusted.
     genReqId: () => randomUUID(),
     requestIdHeader: false,
+    // OpenAPI's numeric formats are documentation; the JSON types and minimums carry the checks.
+    ajv: { customOptions: { formats: { uint: true, double: true, binary: true } } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Handlers build exact wire shapes from typed values; the schemas' OpenAPI 3.0 `nullable` is beyond
   // fast-json-stringify, so plain JSON.stringify serialises.
@@ -58,6 +63,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     strictPreflight: false,
     hideOptionsRoute: true,
   });
+  // Limits are given per request by the print route; parts are streamed, never buffered whole.
+  await app.register(multipart);
   for (const schema of sharedSchemas) app.addSchema(schema);
   await registerOpenApi(app);
   installErrorHandling(app);
@@ -65,6 +72,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
 
   metaRoutes(app, context);
   machineRoutes(app, context);
+  printRoutes(app, context);
+  jobRoutes(app, context);
 
   notAllowed.register();
   return app;

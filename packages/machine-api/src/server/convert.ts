@@ -1,9 +1,10 @@
 /** Domain objects → wire shapes of schemas.ts (field order as the anchor serialises it). */
 
 import type { Filament } from '../config.js';
+import type { Job } from '../jobs/job.js';
 import type { MachineStatus } from '../machines/machine.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
-import type { MachineInfoResponse } from './schemas.js';
+import type { JobResponse, MachineInfoResponse } from './schemas.js';
 
 type HardwareConfiguration = NonNullable<MachineInfoResponse['hardware_configuration']>;
 type WireFilament = Extract<HardwareConfiguration, { type: 'fdm' }>['config']['filaments'][number];
@@ -51,5 +52,21 @@ function wireFilament(filament: Filament): WireFilament {
     ...(filament.name !== undefined ? { name: filament.name } : {}),
     material: { type: filament.material.type as WireFilament['material']['type'] },
     ...(filament.color !== undefined ? { color: filament.color } : {}),
+  };
+}
+
+/** A job record as the `Job` wire shape. */
+export function jobResponse(job: Job): JobResponse {
+  return {
+    id: job.id,
+    machine_id: job.machineId,
+    job_name: job.jobName,
+    file_name: job.fileName,
+    file_size: job.fileSize,
+    status: job.status,
+    message: job.message,
+    created_at: job.createdAt,
+    updated_at: job.updatedAt,
+    finished_at: job.finishedAt,
   };
 }

@@ -32,6 +32,22 @@ function describedRef<T extends TSchema>(schema: T, description: string) {
   return Type.Unsafe<Static<T>>({ allOf: [{ $ref: idOf(schema) }], description });
 }
 
+/**
+ * The same schema in plain JSON Schema for request validation: OpenAPI 3.0's `nullable` next to an
+ * `allOf` reference (no `type`) becomes `anyOf: [<schema>, {type: 'null'}]`, which ajv understands.
+ */
+export function validationSchema<T extends TSchema>(schema: T): T {
+  const convert = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(convert);
+    if (typeof value !== 'object' || value === null) return value;
+    const { nullable, description, $id, ...rest } = value as Record<string, unknown>;
+    const converted = Object.fromEntries(Object.entries(rest).map(([key, child]) => [key, convert(child)]));
+    if (nullable === true && converted.type === undefined) return { anyOf: [converted, { type: 'null' }] };
+    return nullable === true ? { ...converted, nullable } : converted;
+  };
+  return convert(schema) as T;
+}
+
 function nullableString(description: string) {
   return Type.Unsafe<string | null>({ type: 'string', nullable: true, description });
 }

@@ -9,6 +9,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { TSchema } from 'typebox';
+import type { JobRunner } from '../jobs/runner.js';
 import type { MachineRegistry } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { ErrorSchema, ref } from './schemas.js';
@@ -26,6 +27,9 @@ export interface ServerContext {
   metrics: ServiceMetrics;
   /** How long a machine may take to report its status before it is listed as offline. */
   statusTimeoutMs: number;
+  jobs: JobRunner;
+  /** Largest accepted `file` part of `POST /print`, in bytes. */
+  maxUploadBytes: number;
 }
 
 /** A 200 JSON response documented as the anchor documents it. */

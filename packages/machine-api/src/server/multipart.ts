@@ -1,0 +1,103 @@
+/**
+ * Reads `POST /print`'s multipart body: the `file` part is streamed to a temp file (never held in memory),
+ * capped at the configured size; the `params` part is kept as text. On any error the temp file is removed.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyRequest } from 'fastify';
+import { BadRequest, PayloadTooLarge } from '../errors.js';
+import type { Upload } from '../jobs/runner.js';
+
+export interface PrintForm {
+  upload: Upload;
+  /** Raw text of the `params` part. */
+  params: string;
+  /** Removes the temp file if nobody took it over (idempotent). */
+  discard(): Promise<void>;
+}
+
+const PARAMS_LIMIT = 64 * 1024;
+
+/** The client's file name without any directory part (browsers and curl may send paths). */
+function plainFileName(name: string | undefined): string {
+  const base = (name ?? '').replaceAll('\\', '/').split('/').pop()?.trim() ?? '';
+  return base.slice(0, 255) || 'design';
+}
+
+/** Streams the parts of a print request; throws `BadRequest` / `PayloadTooLarge` naming what is wrong. */
+export async function receivePrintForm(
+  request: FastifyRequest,
+  options: { uploadDir: string; maxBytes: number },
+): Promise<PrintForm> {
+  if (!request.isMultipart()) {
+    throw new BadRequest(
+      'POST /print expects a multipart/form-data body with a "file" part and a "params" part',
+    );
+  }
+  let upload: Upload | undefined;
+  let params: string | undefined;
+  const discard = async () => {
+    if (upload) await rm(upload.path, { force: true });
+  };
+  try {
+    const parts = request.parts({
+      limits: { fileSize: options.maxBytes, fieldSize: PARAMS_LIMIT, fields: 16, parts: 32 },
+    });
+    for await (const part of parts) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file') {
+          part.file.resume();
+          continue;
+        }
+        if (upload) throw new BadRequest('the multipart body has more than one "file" part');
+        upload = {
+          path: join(options.uploadDir, `${randomUUID()}.upload`),
+          fileName: plainFileName(part.filename),
+          size: 0,
+        };
+        await pipeline(part.file, createWriteStream(upload.path));
+        upload.size = part.file.bytesRead;
+      } else if (part.fieldname === 'params') {
+        if (part.valueTruncated)
+          throw new BadRequest(`the "params" part is larger than ${PARAMS_LIMIT} bytes`);
+        params = String(part.value);
+      }
+    }
+    if (!upload) throw new BadRequest('the multipart body has no "file" part (the design to print)');
+    if (params === undefined)
+      throw new BadRequest('the multipart body has no "params" part (JSON PrintParameters)');
+    return { upload, params, discard };
+  } catch (error) {
+    await discard();
+    throw translate(error, options.maxBytes);
+  }
+}
+
+/** Multipart parser errors → the service's errors, with a message a person can act on. */
+function translate(error: unknown, maxBytes: number): unknown {
+  const code = (error as { code?: string }).code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') {
+    return new PayloadTooLarge(`the "file" part is larger than the upload limit of ${formatBytes(maxBytes)}`);
+  }
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
+    return new BadRequest('the multipart body has too many parts; send "file" and "params"');
+  }
+  if (
+    code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' ||
+    (error instanceof Error &&
+      /boundary|multipart|Unexpected end of form|Malformed/i.test(error.message) &&
+      !(error as { statusCode?: number }).statusCode)
+  ) {
+    return new BadRequest(`malformed multipart body: ${(error as Error).message}`);
+  }
+  return error;
+}
+
+function formatBytes(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  return Number.isInteger(mib) ? `${mib} MiB` : `${bytes} bytes`;
+}

@@ -1,0 +1,73 @@
+/** `POST /print`: a design and its `PrintParameters` in, a job that the machine has started out. */
+
+import { Type } from 'typebox';
+import { BadRequest } from '../../errors.js';
+import { receivePrintForm } from '../multipart.js';
+import {
+  PrintJobResponse,
+  type PrintParameters,
+  PrintParameters as PrintParametersSchema,
+  ref,
+  validationSchema,
+} from '../schemas.js';
+import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+
+/** What the request body is, for the OpenAPI document (the body is read as a stream, not validated whole). */
+const MultipartDesign = Type.Unsafe({ type: 'string', format: 'binary' });
+
+const paramsSchema = validationSchema(PrintParametersSchema);
+
+export function printRoutes(app: TypedApp, context: ServerContext): void {
+  app.post(
+    '/print',
+    {
+      schema: {
+        operationId: 'print_file',
+        summary: 'Print a given file. File must be a sliceable 3D model.',
+        tags: ['machines'],
+        response: { 200: ok(ref(PrintJobResponse)), ...errorResponses },
+      },
+      config: {
+        swaggerTransform: ({ schema, url }) => ({
+          url,
+          schema: { ...schema, consumes: ['multipart/form-data'], body: MultipartDesign },
+        }),
+      },
+    },
+    async (request) => {
+      const form = await receivePrintForm(request, {
+        uploadDir: context.jobs.uploadDir,
+        maxBytes: context.maxUploadBytes,
+      });
+      try {
+        const parameters = parseParameters(form.params, request.compileValidationSchema(paramsSchema));
+        const job = await context.jobs.submit(form.upload, parameters);
+        return { job_id: job.id, parameters };
+      } finally {
+        await form.discard();
+      }
+    },
+  );
+}
+
+function parseParameters(
+  text: string,
+  validate: ((value: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null },
+): PrintParameters {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new BadRequest(`the "params" part is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!validate(value)) {
+    const first = validate.errors?.[0];
+    const field = first?.instancePath ? `${first.instancePath.slice(1).replaceAll('/', '.')} ` : '';
+    throw new BadRequest(
+      `the "params" part is not valid PrintParameters: ${field}${first?.message ?? 'is invalid'}`,
+    );
+  }
+  // Only the known fields are kept and echoed, as the anchor does (unknown keys are ignored).
+  const { machine_id, job_name, slicer_configuration } = value as PrintParameters;
+  return { machine_id, job_name, ...(slicer_configuration !== undefined ? { slicer_configuration } : {}) };
+}

@@ -138,6 +138,14 @@ describe('releases', () => {
       );
       const anon = await forge.request('GET', `${repo.path}/releases?limit=1`);
       expect(anon.headers.get('x-total-count')).toBe('2');
+      const past = await forge.request('GET', `${repo.path}/releases?page=9`, { token: ownerToken });
+      expect(past.body).toEqual([]);
+      expect(past.headers.get('x-total-count')).toBe('3');
+      const second = await forge.request('GET', `${repo.path}/releases?page=2&limit=2`, {
+        token: ownerToken,
+      });
+      expect(second.body.map((r: { id: number }) => r.id)).toEqual([published.id]);
+      expect(second.headers.get('x-total-count')).toBe('3');
     });
   });
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { requireUser } from '../auth/guards.js';
 import { toRelease } from '../convert/release.js';
+import { toUser } from '../convert/user.js';
 import {
   createRelease,
   deleteRelease,
@@ -20,6 +21,7 @@ import { pageOf, setListHeaders } from './pagination.js';
 import { requireRepoReader, requireRepoWriter, useRepoAssignment } from './repo-assignment.js';
 import type { ApiRouteOptions } from './route-options.js';
 import { CreateReleaseOptionSchema, EditReleaseOptionSchema, ReleaseSchema } from './schemas/release.js';
+import type { User } from './schemas/user.js';
 
 const RepoParams = Type.Object({ owner: Type.String(), repo: Type.String() });
 const ReleaseParams = Type.Object({ owner: Type.String(), repo: Type.String(), id: Type.String() });
@@ -43,9 +45,17 @@ function releaseId(text: string): number {
 async function renderReleases(repo: RepoContext, rows: ReleaseRow[]) {
   const publishers = await findUsersByIds(repo.db, [...new Set(rows.map((row) => row.publisher_id))]);
   const byId = new Map(publishers.map((user) => [user.id, user]));
-  return rows.map((row) =>
-    toRelease(repo.config, repo.owner, repo.repo, row, byId.get(row.publisher_id) ?? ghostUser()),
-  );
+  // A page usually has one or two publishers: render each once.
+  const authors = new Map<number, User>();
+  const authorOf = (id: number) => {
+    let author = authors.get(id);
+    if (!author) {
+      author = toUser(repo.config, byId.get(id) ?? ghostUser(), null);
+      authors.set(id, author);
+    }
+    return author;
+  };
+  return rows.map((row) => toRelease(repo.config, repo.owner, repo.repo, row, authorOf(row.publisher_id)));
 }
 
 async function renderRelease(repo: RepoContext, row: ReleaseRow) {

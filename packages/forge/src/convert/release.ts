@@ -1,22 +1,23 @@
 import type { Release, Tag, TagProtection } from '../api/schemas/release.js';
+import type { User } from '../api/schemas/user.js';
 import type { ForgeConfig } from '../config.js';
 import type { GitTag } from '../git/repository.js';
 import type { NamedTagProtection } from '../services/protected-tags.js';
 import type { ReleaseRow, RepositoryRow, UserRow } from '../store/schema.js';
 import { gitDateToRfc3339, pathEscapeSegments, repoApiUrl, repoHtmlUrl } from './repository.js';
 import { rfc3339 } from './time.js';
-import { toUser } from './user.js';
 
 /**
- * Gitea's `convert.ToAPIRelease`: links from the app URL, the publisher rendered with no viewer (so the
- * e-mail is the placeholder), created_at = published_at = created_unix, no assets.
+ * Gitea's `convert.ToAPIRelease`: links from the app URL, created_at = published_at = created_unix, no
+ * assets. `author` is the publisher rendered with no viewer (`toUser(config, publisher, null)`), so the
+ * e-mail is the placeholder.
  */
 export function toRelease(
   config: ForgeConfig,
   owner: UserRow,
   repo: RepositoryRow,
   row: ReleaseRow,
-  publisher: UserRow,
+  author: User,
 ): Release {
   const html = repoHtmlUrl(config, owner, repo);
   const url = `${repoApiUrl(config, owner, repo)}/releases/${row.id}`;
@@ -37,7 +38,7 @@ export function toRelease(
     prerelease: row.is_prerelease === 1,
     created_at: created,
     published_at: created,
-    author: toUser(config, publisher, null),
+    author,
     assets: [],
   };
 }

@@ -30,7 +30,7 @@ import {
   type NewReleaseValues,
   updateRelease,
 } from '../store/releases.js';
-import type { Database, ReleaseRow, UserRow } from '../store/schema.js';
+import { AccessMode, type Database, type ReleaseRow, type UserRow } from '../store/schema.js';
 import { nowUnix } from './context.js';
 import { UnitType } from './permissions.js';
 import { canControlTag } from './protected-tags.js';
@@ -68,7 +68,7 @@ function truncateTitle(title: string): string {
 
 /** Drafts are visible to writers of the repository or of its releases unit (seed rule 1). */
 export function canSeeDrafts(ctx: RepoContext): boolean {
-  return ctx.permission.accessMode >= 2 || ctx.permission.canWrite(UnitType.Releases);
+  return ctx.permission.accessMode >= AccessMode.Write || ctx.permission.canWrite(UnitType.Releases);
 }
 
 /** Seed rule 1: one filtered page and the filtered total. */
@@ -82,10 +82,10 @@ export async function listReleases(
     draft: query.draft,
     prerelease: query.prerelease,
   };
-  const [rows, total] = await Promise.all([
-    listReleaseRows(ctx.db, filter, { limit: query.limit, offset: query.offset }),
-    countReleases(ctx.db, filter),
-  ]);
+  const rows = await listReleaseRows(ctx.db, filter, { limit: query.limit, offset: query.offset });
+  // A short page that is not empty (or a short first page) already tells the total.
+  const known = rows.length < query.limit && (rows.length > 0 || query.offset === 0);
+  const total = known ? query.offset + rows.length : await countReleases(ctx.db, filter);
   return { rows, total };
 }
 

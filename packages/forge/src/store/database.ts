@@ -13,6 +13,7 @@ import {
 import pg from 'pg';
 import { initialMigration } from './migrations/001_initial.js';
 import { postgresSearchMigration } from './migrations/002_postgres_search.js';
+import { releaseListIndexMigration } from './migrations/003_release_list_index.js';
 import type { Database } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -70,6 +71,7 @@ export function forgeMigrations(dialect: DialectName): Record<string, Migration>
   return {
     '001_initial': initialMigration(dialect),
     '002_postgres_search': postgresSearchMigration(dialect),
+    '003_release_list_index': releaseListIndexMigration(),
   };
 }
 

@@ -1,5 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, TeamRow, UserRow } from './schema.js';
+import { findTeamUnits } from './orgs.js';
+import { AccessMode, type Database, type TeamRow, type UserRow } from './schema.js';
+import { findUsersByIds } from './users.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -54,18 +56,10 @@ export async function loadAccessRows(
       ]),
     )
     .execute();
-  const units =
-    teams.length === 0
-      ? []
-      : await db
-          .selectFrom('team_unit')
-          .select(['team_id', 'type', 'access_mode'])
-          .where(
-            'team_id',
-            'in',
-            teams.map((team) => team.id),
-          )
-          .execute();
+  const units = await findTeamUnits(
+    db,
+    teams.map((team) => team.id),
+  );
   return {
     collaborationMode: collaboration?.mode ?? null,
     isOrgMember: member !== undefined,
@@ -126,12 +120,7 @@ export async function repositoryWatchers(
       .execute();
     for (const row of members) ids.add(row.uid);
   }
-  if (ids.size === 0) return [];
-  return db
-    .selectFrom('user')
-    .selectAll()
-    .where('id', 'in', [...ids])
-    .execute();
+  return findUsersByIds(db, [...ids]);
 }
 
 /** Teams by id (any order). */
@@ -152,7 +141,9 @@ export async function canCreateOrgRepo(db: Db, orgId: number, userId: number): P
     .select('team.id')
     .where('team.org_id', '=', orgId)
     .where('team_user.uid', '=', userId)
-    .where((eb) => eb.or([eb('team.can_create_org_repo', '=', 1), eb('team.authorize', '>=', 4)]))
+    .where((eb) =>
+      eb.or([eb('team.can_create_org_repo', '=', 1), eb('team.authorize', '>=', AccessMode.Owner)]),
+    )
     .executeTakeFirst();
   return row !== undefined;
 }

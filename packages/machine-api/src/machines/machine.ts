@@ -40,6 +40,13 @@ export interface Temperature {
   target: number | null;
 }
 
+/** What a machine reports about its own nozzle and filaments (a Bambu printer: its nozzle and AMS trays). */
+export interface ReportedHardware {
+  nozzleDiameter: number;
+  filaments: { material: { type: string }; name?: string; color?: string }[];
+  loadedFilamentIdx: number | null;
+}
+
 /** A snapshot of what the machine reports right now. */
 export interface MachineStatus {
   state: MachineState;
@@ -48,6 +55,8 @@ export interface MachineStatus {
   /** Keyed by sensor: `extruder`, `bed`, `chamber`, … (exported as Prometheus gauges). */
   temperatures: Record<string, Temperature>;
   extra: ExtraMachineInfo | null;
+  /** Present when the machine reports its hardware itself; `hardware_configuration` then prefers it to the config. */
+  hardware?: ReportedHardware;
 }
 
 /** What the machine needs to be given: plain G-code, or Bambu's `.gcode.3mf` package. */

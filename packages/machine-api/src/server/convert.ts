@@ -2,7 +2,7 @@
 
 import type { Filament } from '../config.js';
 import type { Job } from '../jobs/job.js';
-import type { MachineStatus } from '../machines/machine.js';
+import type { MachineStatus, ReportedHardware } from '../machines/machine.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { JobResponse, MachineInfoResponse } from './schemas.js';
 
@@ -28,13 +28,18 @@ export function machineInfo(
     extra: status.extra,
     state: status.state,
     progress: status.progress,
-    hardware_configuration: hardwareConfiguration(entry, identity.machineType),
+    hardware_configuration: hardwareConfiguration(entry, identity.machineType, status.hardware),
   };
 }
 
-function hardwareConfiguration(entry: RegisteredMachine, machineType: string): HardwareConfiguration | null {
+function hardwareConfiguration(
+  entry: RegisteredMachine,
+  machineType: string,
+  reported: ReportedHardware | undefined,
+): HardwareConfiguration | null {
   if (machineType !== 'FusedDeposition') return { type: 'none' };
-  const { nozzleDiameter, filaments, loadedFilamentIdx } = entry.common;
+  // What the machine reports about itself is live (e.g. the spools in an AMS); the config is the fallback.
+  const { nozzleDiameter, filaments, loadedFilamentIdx } = reported ?? entry.common;
   if (nozzleDiameter === null) return null;
   return {
     type: 'fdm',

@@ -109,12 +109,17 @@ describe('Bambu machines over HTTP', () => {
       },
       state: { state: 'idle' },
       progress: null,
+      // Once the printer reports, its own nozzle and AMS spools replace the configured ones.
       hardware_configuration: {
         type: 'fdm',
         config: {
           nozzle_diameter: 0.4,
-          filaments: [{ material: { type: 'pla' } }],
-          loaded_filament_idx: null,
+          filaments: [
+            { name: 'PLA Basic', material: { type: 'pla' }, color: 'FF6A13' },
+            { name: 'PETG HF', material: { type: 'petg' }, color: '000000' },
+            { name: 'Support for PLA', material: { type: 'pla_support' }, color: 'FFFFFF' },
+          ],
+          loaded_filament_idx: 0,
         },
       },
     });

@@ -124,6 +124,8 @@ export function statusFromReport(report: Report): MachineStatus {
   const loadedIndex = trayNow === null ? -1 : trays.findIndex((tray) => tray.tray === trayNow);
   const printError = numberField(report, 'print_error');
   const nozzle = report.nozzle_diameter;
+  const nozzleDiameter = numberField(report, 'nozzle_diameter');
+  const loadedFilamentIdx = loadedIndex === -1 ? null : loadedIndex;
 
   return {
     state,
@@ -142,10 +144,23 @@ export function statusFromReport(report: Report): MachineStatus {
         remaining_minutes: printing ? numberField(report, 'mc_remaining_time') : null,
         print_error: printError ? formatPrintError(printError) : null,
         filaments: trays,
-        loaded_filament_idx: loadedIndex === -1 ? null : loadedIndex,
+        loaded_filament_idx: loadedFilamentIdx,
         wifi_signal: stringField(report, 'wifi_signal'),
       },
     },
+    ...(nozzleDiameter !== null && nozzleDiameter > 0
+      ? {
+          hardware: {
+            nozzleDiameter,
+            filaments: trays.map(({ material, name, color }) => ({
+              material,
+              ...(name !== undefined ? { name } : {}),
+              ...(color !== undefined ? { color } : {}),
+            })),
+            loadedFilamentIdx,
+          },
+        }
+      : {}),
   };
 }
 

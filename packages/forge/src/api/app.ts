@@ -9,6 +9,7 @@ import { installErrorMapper } from './errors.js';
 import { gitHttpRoutes } from './git-http.js';
 import { orgsRoutes } from './orgs.js';
 import { releaseRoutes } from './releases.js';
+import { repoTeamRoutes } from './repo-teams.js';
 import { repoRoutes } from './repos.js';
 import { serverInfoRoutes } from './server-info.js';
 import { sshPrincipalRoutes } from './ssh-principals.js';
@@ -56,6 +57,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(repoRoutes, api);
   await app.register(releaseRoutes, api);
   await app.register(tagRoutes, api);
+  await app.register(repoTeamRoutes, api);
   // Git smart HTTP lives outside the API root: <app-url>/<owner>/<repo>.git/…
   await app.register(gitHttpRoutes, { ctx });
   return app;

@@ -565,6 +565,21 @@ describe('releases', () => {
         });
       }
       expect(rows.filter((r) => r.op_type === 9 && r.user_id === writer.id)).toHaveLength(1);
+      // The users API's feed shows it, with the repository rendered.
+      const feed = await forge.request('GET', `/users/${reader.username}/activities/feeds`, {
+        basic: reader,
+      });
+      expect(feed.status).toBe(200);
+      const entry = feed.body.find((a: { op_type: string; ref_name: string }) => a.ref_name === tagName);
+      expect(entry).toMatchObject({
+        op_type: 'publish_release',
+        act_user: { login: writer.username },
+        content: 'Feed title',
+        repo: {
+          full_name: `${owner.username}/repo1`,
+          permissions: { admin: false, push: false, pull: true },
+        },
+      });
       // Drafts publish nothing.
       const draftTag = uniqueName('quiet');
       await release(writerToken, repo, { tag_name: draftTag, draft: true });

@@ -8,6 +8,7 @@ import { ghostUser, systemUserById } from '../services/system-users.js';
 import { assertUserVisible, getContextUser, searchVisibleUsers } from '../services/users.js';
 import { findUsersByIds } from '../store/users.js';
 import { pageOf, setListHeaders, setTotalCount } from './pagination.js';
+import { repositoryViews } from './repo-views.js';
 import type { ApiRouteOptions } from './route-options.js';
 import { ActivitySchema } from './schemas/activity.js';
 import {
@@ -110,13 +111,18 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
       const actors = new Map(
         (await findUsersByIds(ctx.db, [...new Set(rows.map((r) => r.act_user_id))])).map((u) => [u.id, u]),
       );
+      const repos = await repositoryViews(
+        ctx,
+        rows.map((r) => r.repo_id),
+        viewer,
+      );
       setTotalCount(reply, total);
       return rows.map((row) =>
         toActivity(
           config,
           row,
           actors.get(row.act_user_id) ?? systemUserById(row.act_user_id) ?? ghostUser(),
-          null,
+          repos.get(row.repo_id) ?? null,
           viewer,
         ),
       );

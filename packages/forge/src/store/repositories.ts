@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, RepositoryRow, UserRow } from './schema.js';
+import { findUsersByIds } from './users.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -137,4 +138,26 @@ export async function addTeamRepos(
     .values(teamIds.map((teamId) => ({ org_id: orgId, team_id: teamId, repo_id: repoId })))
     .onConflict((oc) => oc.columns(['team_id', 'repo_id']).doNothing())
     .execute();
+}
+
+/** Repositories by id with their owners (any order; missing ids are skipped). */
+export async function findRepositoriesWithOwners(
+  db: Db,
+  ids: readonly number[],
+): Promise<RepositoryWithOwner[]> {
+  if (ids.length === 0) return [];
+  const repos = await db
+    .selectFrom('repository')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .execute();
+  const ownerIds = [...new Set(repos.map((repo) => repo.owner_id))];
+  const owners = ownerIds.length
+    ? await db.selectFrom('user').selectAll().where('id', 'in', ownerIds).execute()
+    : [];
+  const byId = new Map(owners.map((owner) => [owner.id, owner]));
+  return repos.flatMap((repo) => {
+    const owner = byId.get(repo.owner_id);
+    return owner ? [{ repo, owner }] : [];
+  });
 }

@@ -100,6 +100,7 @@ describe('POST /print and the job lifecycle', () => {
       file_size: Buffer.byteLength(GCODE),
       status: 'completed',
       message: null,
+      estimate: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
       finished_at: expect.any(String),

@@ -17,6 +17,8 @@ export interface JobsTable {
   parameters: string;
   status: string;
   message: string | null;
+  /** JSON of the slicer's `SliceEstimate`; null until sliced, and for G-code passed through. */
+  estimate: string | null;
   created_at: string;
   updated_at: string;
   finished_at: string | null;
@@ -48,6 +50,11 @@ const migrations: Record<string, Migration> = {
         .execute();
       await db.schema.createIndex('jobs_machine').on('jobs').columns(['machine_id', 'seq']).execute();
       await db.schema.createIndex('jobs_status').on('jobs').columns(['status', 'seq']).execute();
+    },
+  },
+  '002_job_estimate': {
+    async up(db) {
+      await db.schema.alterTable('jobs').addColumn('estimate', 'text').execute();
     },
   },
 };

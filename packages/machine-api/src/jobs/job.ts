@@ -18,6 +18,8 @@ export function isFinal(status: JobStatus): boolean {
   return FINAL_STATUSES.includes(status);
 }
 
+import type { SliceEstimate } from '../slicer/slicer.js';
+
 export interface JobParameters {
   machine_id: string;
   job_name: string;
@@ -35,6 +37,8 @@ export interface Job {
   status: JobStatus;
   /** Why the job failed or was cancelled. */
   message: string | null;
+  /** What the slicer estimated (print time, filament); null when not sliced. */
+  estimate: SliceEstimate | null;
   /** ISO 8601 timestamps. */
   createdAt: string;
   updatedAt: string;

@@ -141,6 +141,7 @@ export class JobRunner {
         signal,
       });
       signal.throwIfAborted();
+      if (prepared.estimate) await store.setEstimate(jobId, prepared.estimate);
       job = await store.setStatus(jobId, 'uploading');
       const active = await entry.machine.print({
         jobId,

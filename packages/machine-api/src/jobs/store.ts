@@ -1,6 +1,7 @@
 /** Job records: the only module that reads or writes the jobs table. */
 
 import type { Kysely, Selectable } from 'kysely';
+import type { SliceEstimate } from '../slicer/slicer.js';
 import type { JobDatabase, JobsTable } from './database.js';
 import { FINAL_STATUSES, type Job, type JobParameters, type JobStatus } from './job.js';
 
@@ -29,6 +30,7 @@ function toJob(row: Selectable<JobsTable>): Job {
     parameters: JSON.parse(row.parameters) as JobParameters,
     status: row.status as JobStatus,
     message: row.message,
+    estimate: row.estimate === null ? null : (JSON.parse(row.estimate) as SliceEstimate),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
@@ -52,6 +54,7 @@ export class JobStore {
         parameters: JSON.stringify(job.parameters),
         status: 'queued',
         message: null,
+        estimate: null,
         created_at: now,
         updated_at: now,
         finished_at: null,
@@ -71,6 +74,15 @@ export class JobStore {
       .returningAll()
       .executeTakeFirstOrThrow();
     return toJob(row);
+  }
+
+  /** Keeps the slicer's estimate on the job. */
+  async setEstimate(id: string, estimate: SliceEstimate): Promise<void> {
+    await this.db
+      .updateTable('jobs')
+      .set({ estimate: JSON.stringify(estimate) })
+      .where('id', '=', id)
+      .execute();
   }
 
   async get(id: string): Promise<Job | undefined> {

@@ -70,6 +70,12 @@ export function jobResponse(job: Job): JobResponse {
     file_size: job.fileSize,
     status: job.status,
     message: job.message,
+    estimate: job.estimate && {
+      print_time_seconds: job.estimate.printTimeSeconds,
+      filament_used_mm: job.estimate.filamentUsedMm,
+      filament_used_cm3: job.estimate.filamentUsedCm3,
+      filament_used_g: job.estimate.filamentUsedGrams,
+    },
     created_at: job.createdAt,
     updated_at: job.updatedAt,
     finished_at: job.finishedAt,

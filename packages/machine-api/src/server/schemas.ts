@@ -373,6 +373,19 @@ export const JobStatus = Type.Unsafe<(typeof JobStatusValues)[number]>({
   enum: [...JobStatusValues],
 });
 
+const nullableNumber = (description: string) =>
+  Type.Unsafe<number | null>({ type: 'number', nullable: true, description });
+
+export const SliceEstimate = Type.Object(
+  {
+    print_time_seconds: nullableNumber('Estimated printing time in seconds (normal mode).'),
+    filament_used_mm: nullableNumber('Filament length used, in millimetres (all extruders).'),
+    filament_used_cm3: nullableNumber('Filament volume used, in cubic centimetres.'),
+    filament_used_g: nullableNumber('Filament weight used, in grams; null when the profile has no density.'),
+  },
+  { $id: 'SliceEstimate', description: "The slicer's estimates, read from the G-code it wrote." },
+);
+
 export const Job = Type.Object(
   {
     id: Type.String({ format: 'uuid', description: 'The job id returned by `POST /print`.' }),
@@ -386,6 +399,7 @@ export const Job = Type.Object(
       nullable: true,
       description: 'Why the job failed or was cancelled; null otherwise.',
     }),
+    estimate: nullableRef(SliceEstimate, 'What the slicer estimated; null until sliced and for G-code.'),
     created_at: Type.String({ format: 'date-time', description: 'When the job was accepted.' }),
     updated_at: Type.String({ format: 'date-time', description: 'When the job last changed status.' }),
     finished_at: Type.Unsafe<string | null>({
@@ -417,6 +431,7 @@ export const sharedSchemas = [
   PrintParameters,
   PrintJobResponse,
   JobStatus,
+  SliceEstimate,
   Job,
 ];
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Scenario } from '../../../bench/scenario.js';
 import { startService } from '../../../bench/service-process.js';
+import { slicingScenario } from './slicing.js';
 
 const cli = new URL('../dist/cli.js', import.meta.url).pathname;
 
@@ -32,4 +33,5 @@ export const scenarios: Scenario[] = [
       return { baseUrl: service.baseUrl, request: { path: '/ping' }, teardown: service.stop };
     },
   },
+  slicingScenario(startMachineApi),
 ];

@@ -33,12 +33,22 @@ async function rejection(name: string, content: string | Buffer): Promise<Invali
 describe('design classification and measurement', () => {
   it('reads a binary STL whose header starts with "solid" as binary, from its size', async () => {
     const info = await inspect('part.bin', binaryStl(cube(20, [10, -5, 3])));
-    expect(info).toEqual({ kind: 'stl', triangles: 12, size: { width: 20, depth: 20, height: 20 } });
+    expect(info).toEqual({
+      kind: 'stl',
+      encoding: 'binary',
+      triangles: 12,
+      size: { width: 20, depth: 20, height: 20 },
+    });
   });
 
   it('measures an ASCII STL', async () => {
     const info = await inspect('part', asciiStl(cube(12.5, [-100, 0, 0])));
-    expect(info).toEqual({ kind: 'stl', triangles: 12, size: { width: 12.5, depth: 12.5, height: 12.5 } });
+    expect(info).toEqual({
+      kind: 'stl',
+      encoding: 'ascii',
+      triangles: 12,
+      size: { width: 12.5, depth: 12.5, height: 12.5 },
+    });
   });
 
   it('measures an OBJ, whatever its file name says', async () => {

@@ -91,6 +91,8 @@ describe('preparePrint with the real PrusaSlicer', () => {
   it('slices a binary STL, an OBJ and a 3MF', async () => {
     for (const [name, content, kind] of [
       ['cube-binary.stl', binaryStl(cube(20)), 'stl'],
+      // Zero normals and 60.0 (0x42700000) give only ASCII-range bytes: PrusaSlicer alone reads it as ASCII.
+      ['cube-binary-ascii-like.stl', binaryStl(cube(60)), 'stl'],
       ['cube.obj', obj(cube(20)), 'obj'],
       ['cube.3mf', threeMf(threeMfModel(cube(20))), '3mf'],
     ] as const) {

@@ -17,6 +17,8 @@ export type DesignKind = 'stl' | '3mf' | 'obj' | 'gcode';
 
 export interface DesignInfo {
   kind: DesignKind;
+  /** For STL: binary or ASCII encoding. */
+  encoding?: 'binary' | 'ascii';
   /** Triangles of a mesh design; null for G-code. */
   triangles: number | null;
   /** Width × depth × height of the design in millimetres; null for G-code (it is placed already). */
@@ -40,9 +42,9 @@ export async function inspectDesign(path: string, fileName: string): Promise<Des
     case 'gcode':
       return { kind: 'gcode', triangles: null, size: null };
     case 'binary-stl':
-      return mesh('stl', await measureBinaryStl(path, detected.triangles));
+      return { ...mesh('stl', await measureBinaryStl(path, detected.triangles)), encoding: 'binary' };
     case 'ascii-stl':
-      return mesh('stl', await measureAsciiStl(path));
+      return { ...mesh('stl', await measureAsciiStl(path)), encoding: 'ascii' };
     case '3mf':
       return mesh('3mf', await measure3mf(path));
     case 'obj':

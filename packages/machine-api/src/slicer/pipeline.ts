@@ -5,9 +5,9 @@
  * into the job's work dir, which the job runner removes when the job ends.
  */
 
-import { copyFile, symlink } from 'node:fs/promises';
+import { copyFile, open, symlink } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
-import { type DesignKind, inspectDesign } from '../design/inspect.js';
+import { type DesignInfo, type DesignKind, inspectDesign } from '../design/inspect.js';
 import { InvalidDesign } from '../errors.js';
 import type { PrintFileFormat, Volume } from '../machines/machine.js';
 import { writeGcode3mf } from './bambu-package.js';
@@ -55,7 +55,7 @@ export async function preparePrint(request: PrepareRequest): Promise<PreparedPri
     }
     if (design.size && request.maxPartVolume) checkFits(design.size, request.maxPartVolume);
     const sliced = await new PrusaSlicer(request.slicer).slice({
-      designPath: await designWithExtension(request.uploadPath, request.workDir, design.kind),
+      designPath: await slicerInput(request.uploadPath, request.workDir, design),
       outputPath: fileInWorkDir(request.workDir, 'sliced.gcode', request.uploadPath),
       buildVolume: request.maxPartVolume,
       filamentIndex: request.filamentIndex,
@@ -99,18 +99,55 @@ function describeKind(kind: DesignKind): string {
 }
 
 /**
- * PrusaSlicer picks its reader by file extension: hand it the upload itself when its name says the right
- * type, else a link (or copy) under a name that does.
+ * The design as PrusaSlicer can read it. It picks its reader by file extension: hand it the upload itself
+ * when its name says the right type, else a link (or copy) under a name that does. A binary STL that
+ * PrusaSlicer would mistake for ASCII gets a copy it reads correctly (see `mistakenForAscii`).
  */
-async function designWithExtension(uploadPath: string, workDir: string, kind: DesignKind): Promise<string> {
-  if (extname(uploadPath).toLowerCase() === `.${kind}`) return uploadPath;
+async function slicerInput(uploadPath: string, workDir: string, design: DesignInfo): Promise<string> {
+  const { kind } = design;
   const path = fileInWorkDir(workDir, `slicer-input.${kind}`, uploadPath);
+  if (design.encoding === 'binary' && (await mistakenForAscii(uploadPath))) {
+    await copyFile(uploadPath, path);
+    await markFirstTriangle(path);
+    return path;
+  }
+  if (extname(uploadPath).toLowerCase() === `.${kind}`) return uploadPath;
   try {
     await symlink(resolve(uploadPath), path);
   } catch {
     await copyFile(uploadPath, path);
   }
   return path;
+}
+
+/** PrusaSlicer 2.5 (admesh) decides "binary" only if one of the 128 bytes after the 80-byte header is > 127. */
+const ADMESH_PROBE = { start: 80, length: 128 };
+/** Offset of the first triangle's 2-byte attribute word, which slicers ignore. */
+const FIRST_ATTRIBUTE_OFFSET = 84 + 48;
+
+/**
+ * True for a binary STL whose first bytes are all ASCII-range (zero normals and "round" positive
+ * coordinates such as 60.0 do that), which PrusaSlicer would then fail to load as ASCII.
+ */
+async function mistakenForAscii(path: string): Promise<boolean> {
+  const handle = await open(path, 'r');
+  try {
+    const probe = Buffer.alloc(ADMESH_PROBE.length);
+    const { bytesRead } = await handle.read(probe, 0, probe.length, ADMESH_PROBE.start);
+    return probe.subarray(0, bytesRead).every((byte) => byte <= 127);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Sets the first triangle's attribute word to 0x8080: geometry unchanged, and PrusaSlicer sees binary. */
+async function markFirstTriangle(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
+  try {
+    await handle.write(Buffer.from([0x80, 0x80]), 0, 2, FIRST_ATTRIBUTE_OFFSET);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** `workDir/name`, or a variant of it when the upload itself already has that path. */

@@ -3,6 +3,8 @@
  * through a print, controls, failures of Moonraker and of Klipper.
  */
 
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Machine, MachineError, type PrintOutcome } from '../src/machines/machine.js';
@@ -111,7 +113,13 @@ describe('Moonraker machine', () => {
     await setUp();
     const active = await print('Benchy v2 / "final"');
     const upload = sim.requests.find((request) => request.path === '/server/files/upload')!;
-    expect(upload.args).toMatchObject({ root: 'gcodes', filename: 'Benchy_v2_final-0f8e2c1a.gcode' });
+    expect(upload.args).toMatchObject({
+      root: 'gcodes',
+      filename: 'Benchy_v2_final-0f8e2c1a.gcode',
+      checksum: createHash('sha256')
+        .update(await readFile(gcode.path))
+        .digest('hex'),
+    });
     expect(sim.files.has('Benchy_v2_final-0f8e2c1a.gcode')).toBe(true);
     expect(sim.requests.map((request) => request.path)).toContain('/printer/print/start');
 

@@ -11,6 +11,7 @@
  * answers an error), `die()` (Moonraker and Klipper gone, mid-print).
  */
 
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import multipart from '@fastify/multipart';
@@ -300,6 +301,10 @@ export class MoonrakerSim {
         400,
         `Uploaded files to gcodes root must have one of: ${GCODE_EXTENSIONS.join(', ')}`,
       );
+    }
+    const checksum = fields['checksum'];
+    if (checksum !== undefined && checksum !== createHash('sha256').update(file.data).digest('hex')) {
+      throw new RpcError(422, `File checksum mismatch: expected ${checksum}`);
     }
     if (root === 'gcodes') this.files.set(name, file.data);
     let printStarted = false;

@@ -5,7 +5,9 @@
  * Moonraker that cannot be reached or does not answer in time becomes a `MoonrakerUnreachable`.
  */
 
-import { openAsBlob } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, openAsBlob } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { Agent, FormData, fetch, type Response } from 'undici';
 
 /** The printer objects this backend reads: job state, file progress, heaters and Klippy's own state. */
@@ -113,12 +115,14 @@ export class MoonrakerClient {
   }
 
   /**
-   * `POST /server/files/upload` (multipart, `root=gcodes`). The file is streamed from disk. Moonraker
+   * `POST /server/files/upload` (multipart, `root=gcodes`, `checksum`). The file is streamed from disk. Moonraker
    * answers 201 with `{item, action, …}` not wrapped in `result`; both forms are accepted.
    */
   async uploadGcode(localPath: string, remoteName: string, signal: AbortSignal): Promise<UploadedItem> {
     const form = new FormData();
     form.append('root', 'gcodes');
+    // Moonraker compares it with its own digest and answers 422 on a mismatch: no half-transferred prints.
+    form.append('checksum', await sha256Of(localPath, signal));
     form.append('file', await openAsBlob(localPath, { type: 'text/x-gcode' }), remoteName);
     const response = await this.send('POST', '/server/files/upload', form, signal);
     const body = (await readJson(response)) as {
@@ -217,6 +221,13 @@ export class MoonrakerClient {
     const detail = cause?.code ?? cause?.message ?? (error as Error).message;
     return new MoonrakerUnreachable(`cannot reach Moonraker at ${this.endpoint} (${detail})`);
   }
+}
+
+/** SHA-256 of a file as lower-case hex, streamed. */
+async function sha256Of(path: string, signal: AbortSignal): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash, { signal });
+  return hash.digest('hex');
 }
 
 async function readJson(response: Response): Promise<unknown> {

@@ -83,8 +83,9 @@ export class MoonrakerMachine implements Machine {
   }
 
   async status(): Promise<MachineStatus> {
-    // Right after start-up, wait (boundedly) for the first answer instead of reporting a guess.
-    await settledWithin(this.feed.settled(), this.settings.timeoutMs);
+    // Right after start-up, wait (briefly, within the service's status deadline) for the first answer
+    // instead of reporting a guess; a Moonraker that takes longer is offline until it answers.
+    await settledWithin(this.feed.settled(), Math.min(this.settings.timeoutMs, 2_000));
     const snapshot = this.feed.snapshot();
     const extra = { ExtraKindA: this.extraOf(snapshot) };
     if (!snapshot.reachable) return { state: { state: 'offline' }, progress: null, temperatures: {}, extra };

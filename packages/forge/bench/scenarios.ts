@@ -30,7 +30,7 @@ const RELEASES = 10_000;
  * Seeds, through the store, a public repository `bench/big` with 10 000 records: mostly published
  * releases, every 10th a draft, every 7th a prerelease, every 50th a tag-only record.
  */
-async function seedReleases(dir: string): Promise<void> {
+export async function seedReleases(dir: string): Promise<void> {
   const forge = await openDatabase({ url: `sqlite:${join(dir, 'forge.db')}` });
   try {
     const now = Math.floor(Date.now() / 1000);

@@ -15,6 +15,7 @@ import { initialMigration } from './migrations/001_initial.js';
 import { postgresSearchMigration } from './migrations/002_postgres_search.js';
 import { releaseListIndexMigration } from './migrations/003_release_list_index.js';
 import type { Database } from './schema.js';
+import { withStatementCache } from './statement-cache.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -52,7 +53,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<ForgeD
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('busy_timeout = 10000');
     sqlite.pragma('synchronous = NORMAL');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     forge = { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   if (options.migrate !== false) {

@@ -1,11 +1,12 @@
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { forgeTestSettings } from './packages/forge/vitest.config.js';
 
 // The forge suite runs a second time against PostgreSQL when a server is given (CI sets it): each forge
-// under test then gets a database of its own there (packages/forge/test/test-database.ts).
+// under test then gets a database of its own there (packages/forge/test/test-database.ts), and the
+// scale-out tests in packages/forge/test/postgres run too.
 const forgeOnPostgres: TestProjectInlineConfiguration = {
-  extends: './packages/forge/vitest.config.ts',
   root: './packages/forge',
-  test: { name: 'forge-postgres', env: { FORGE_TEST_STORE: 'postgres' } },
+  test: { name: 'forge-postgres', ...forgeTestSettings, env: { FORGE_TEST_STORE: 'postgres' } },
 };
 
 // One run over both services; each package keeps its own settings in its vitest.config.ts.

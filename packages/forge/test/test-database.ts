@@ -41,7 +41,12 @@ export async function createTestDatabase(dataDir: string): Promise<TestDatabase>
 export async function createPostgresDatabase(): Promise<TestDatabase> {
   const server = postgresServerUrl();
   const name = `forge_test_${process.pid}_${randomBytes(6).toString('hex')}`;
-  await onServer(server, `CREATE DATABASE ${name}`);
+  // An ICU en-US default collation, as production databases commonly have: it sorts punctuation unlike
+  // SQLite's byte order, so the suite proves the forge does not depend on the database's locale.
+  await onServer(
+    server,
+    `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`,
+  );
   const url = new URL(server);
   url.pathname = `/${name}`;
   return {

@@ -1,0 +1,64 @@
+// Behaviour that must not depend on the store: this file runs on SQLite (forge project) and on
+// PostgreSQL (forge-postgres project) with the same expectations.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestForge, type TestForge } from './harness.js';
+import { testingPostgres } from './test-database.js';
+
+let forge: TestForge;
+// Punctuation sorts differently under PostgreSQL's locale collations than in SQLite's byte order.
+const names = ['parityB', 'parity_a', 'parity-a', 'parity.a', 'Paritya', 'parity1'];
+// Byte order of the lower-cased names: '-' < '.' < '1' < '_' < 'a' < 'b'.
+const expected = ['parity-a', 'parity.a', 'parity1', 'parity_a', 'Paritya', 'parityB'];
+
+beforeAll(async () => {
+  forge = await startTestForge();
+  for (const username of names) await forge.createUser({ username });
+}, 60_000);
+
+afterAll(() => forge?.close());
+
+const search = (query: string) =>
+  forge.request('GET', `/users/search?${query}`, { token: forge.admin.token });
+
+describe(`store parity (${testingPostgres() ? 'PostgreSQL' : 'SQLite'})`, () => {
+  it('user search orders by lower-cased name in byte order, whatever the database locale', async () => {
+    const response = await search('q=parity&limit=50');
+    expect(response.status).toBe(200);
+    expect(response.body.data.map((user: { login: string }) => user.login)).toEqual(expected);
+    expect(response.headers.get('x-total-count')).toBe(String(names.length));
+  });
+
+  it('pages partition the ordered result exactly', async () => {
+    const pages = [];
+    for (const page of [1, 2, 3]) {
+      const response = await search(`q=PARITY&limit=2&page=${page}`);
+      expect(response.headers.get('x-total-count')).toBe(String(names.length));
+      pages.push(...response.body.data.map((user: { login: string }) => user.login));
+    }
+    expect(pages).toEqual(expected);
+  });
+
+  it('search matches substrings case-insensitively, three characters or fewer included', async () => {
+    const long = await search('q=RITY_A');
+    expect(long.body.data.map((user: { login: string }) => user.login)).toEqual(['parity_a']);
+    const short = await search('q=TY.');
+    expect(short.body.data.map((user: { login: string }) => user.login)).toEqual(['parity.a']);
+    const wildcard = await search('q=y%25a');
+    expect(wildcard.body.data).toEqual([]);
+  });
+
+  it('user lookups ignore case', async () => {
+    const response = await forge.request('GET', '/users/PARITYB', { token: forge.admin.token });
+    expect(response.status).toBe(200);
+    expect(response.body.login).toBe('parityB');
+  });
+
+  it('a second user differing only in case is refused', async () => {
+    const response = await forge.request('POST', '/admin/users', {
+      token: forge.admin.token,
+      body: { username: 'PARITYb', email: 'other-parity@example.com', password: 'pw-long-enough-1' },
+    });
+    expect(response.status).toBe(422);
+    expect(response.body.message).toBe('user already exists [name: PARITYb]');
+  });
+});

@@ -105,8 +105,12 @@ export function threeMfModel(
 `;
 }
 
-/** A 3MF package around `modelXml` (content types, relationships, the model part). */
-export function threeMf(modelXml: string, modelPart = '3D/3dmodel.model'): Buffer {
+/** A 3MF package around `modelXml` (content types, relationships, the model part, any `extraParts`). */
+export function threeMf(
+  modelXml: string,
+  modelPart = '3D/3dmodel.model',
+  extraParts: Record<string, string> = {},
+): Buffer {
   return Buffer.from(
     zipSync({
       '[Content_Types].xml': strToU8(
@@ -116,6 +120,7 @@ export function threeMf(modelXml: string, modelPart = '3D/3dmodel.model'): Buffe
         `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Target="/${modelPart}" Id="rel0" Type="http://schemas.microsoft.com/3dmanufacturing/2013/01/3dmodel"/></Relationships>`,
       ),
       [modelPart]: strToU8(modelXml),
+      ...Object.fromEntries(Object.entries(extraParts).map(([name, text]) => [name, strToU8(text)])),
     }),
   );
 }

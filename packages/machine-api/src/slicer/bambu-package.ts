@@ -6,12 +6,9 @@
  */
 
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { finished } from 'node:stream/promises';
-import { strToU8, Zip, ZipDeflate } from 'fflate';
+import { createReadStream } from 'node:fs';
 import type { SliceEstimate } from './slicer.js';
+import { ZipFileWriter } from './zip-writer.js';
 
 export const PLATE_GCODE_PART = 'Metadata/plate_1.gcode';
 
@@ -23,53 +20,27 @@ export interface PlateFacts {
 
 /** Writes `outputPath` as a Bambu `.gcode.3mf` holding the G-code at `gcodePath`. */
 export async function writeGcode3mf(gcodePath: string, outputPath: string, plate: PlateFacts): Promise<void> {
-  const output = createWriteStream(outputPath);
-  const ready: Uint8Array[] = [];
-  let zipError: Error | null = null;
-  // Without a listener a write error (disk full) would crash the process; it fails this package instead.
-  output.on('error', (error) => {
-    zipError ??= error;
-  });
-  const zip = new Zip((error, chunk) => {
-    if (error) zipError = error;
-    else ready.push(chunk);
-  });
-  const drain = async () => {
-    if (zipError) throw zipError;
-    while (ready.length > 0) {
-      if (!output.write(ready.shift()!)) await once(output, 'drain');
-    }
-  };
-  const addText = (name: string, text: string) => {
-    const part = new ZipDeflate(name, { level: 6 });
-    zip.add(part);
-    part.push(strToU8(text), true);
-  };
+  const zip = new ZipFileWriter(outputPath);
   try {
-    addText('[Content_Types].xml', CONTENT_TYPES);
-    addText('_rels/.rels', ROOT_RELATIONSHIPS);
-    addText('3D/3dmodel.model', EMPTY_MODEL);
-    const gcode = new ZipDeflate(PLATE_GCODE_PART, { level: 6 });
-    zip.add(gcode);
+    zip.text('[Content_Types].xml', CONTENT_TYPES);
+    zip.text('_rels/.rels', ROOT_RELATIONSHIPS);
+    zip.text('3D/3dmodel.model', EMPTY_MODEL);
+    const gcode = zip.entry(PLATE_GCODE_PART);
     const md5 = createHash('md5');
     for await (const chunk of createReadStream(gcodePath, { highWaterMark: 1 << 20 })) {
       md5.update(chunk as Buffer);
       gcode.push(chunk as Buffer);
-      await drain();
+      await zip.flush();
     }
     gcode.push(new Uint8Array(0), true);
-    addText(`${PLATE_GCODE_PART}.md5`, md5.digest('hex').toUpperCase());
-    addText('Metadata/model_settings.config', MODEL_SETTINGS);
-    addText('Metadata/_rels/model_settings.config.rels', MODEL_SETTINGS_RELATIONSHIPS);
-    addText('Metadata/slice_info.config', sliceInfo(plate));
-    addText('Metadata/plate_1.json', plateJson(plate));
-    zip.end();
-    await drain();
-    output.end();
-    await finished(output);
+    zip.text(`${PLATE_GCODE_PART}.md5`, md5.digest('hex').toUpperCase());
+    zip.text('Metadata/model_settings.config', MODEL_SETTINGS);
+    zip.text('Metadata/_rels/model_settings.config.rels', MODEL_SETTINGS_RELATIONSHIPS);
+    zip.text('Metadata/slice_info.config', sliceInfo(plate));
+    zip.text('Metadata/plate_1.json', plateJson(plate));
+    await zip.close();
   } catch (error) {
-    output.destroy();
-    await rm(outputPath, { force: true });
+    await zip.discard();
     throw error;
   }
 }

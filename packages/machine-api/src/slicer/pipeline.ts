@@ -14,6 +14,7 @@ import { writeGcode3mf } from './bambu-package.js';
 import { readGcodeTrailer } from './estimate.js';
 import { PrusaSlicer } from './prusa.js';
 import type { SliceEstimate, SlicerConfig } from './slicer.js';
+import { copy3mfWithoutSettings } from './threemf-settings.js';
 
 export type { DesignKind } from '../design/inspect.js';
 
@@ -101,11 +102,16 @@ function describeKind(kind: DesignKind): string {
 /**
  * The design as PrusaSlicer can read it. It picks its reader by file extension: hand it the upload itself
  * when its name says the right type, else a link (or copy) under a name that does. A binary STL that
- * PrusaSlicer would mistake for ASCII gets a copy it reads correctly (see `mistakenForAscii`).
+ * PrusaSlicer would mistake for ASCII gets a copy it reads correctly (see `mistakenForAscii`), and a 3MF
+ * a copy without the settings that would override the machine's profile (see threemf-settings.ts).
  */
 async function slicerInput(uploadPath: string, workDir: string, design: DesignInfo): Promise<string> {
   const { kind } = design;
   const path = fileInWorkDir(workDir, `slicer-input.${kind}`, uploadPath);
+  if (kind === '3mf') {
+    await copy3mfWithoutSettings(uploadPath, path);
+    return path;
+  }
   if (design.encoding === 'binary' && (await mistakenForAscii(uploadPath))) {
     await copyFile(uploadPath, path);
     await markFirstTriangle(path);

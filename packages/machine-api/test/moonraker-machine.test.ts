@@ -100,6 +100,11 @@ describe('Moonraker machine', () => {
     });
   });
 
+  it('reports only the extruder temperature for a printer without a heated bed', async () => {
+    await setUp({ heatedBed: false });
+    expect((await machine.status()).temperatures).toEqual({ extruder: { current: 22.5, target: 0 } });
+  });
+
   it('identifies an ElegooNeptune4 as Elegoo Neptune 4 with its build volume', async () => {
     await setUp({}, { variant: 'ElegooNeptune4' });
     expect(machine.identity()).toEqual({

@@ -49,11 +49,16 @@ function missingScenarios(pkg: string) {
 }
 
 async function measure(baseUrl: string, request: BenchRequest, connections: number, seconds: number) {
+  const { bodies } = request;
+  let next = 0;
   const result = await autocannon({
     url: `${baseUrl}${request.path}`,
     method: request.method ?? 'GET',
     headers: request.headers,
     body: request.body,
+    ...(bodies?.length
+      ? { requests: [{ setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }) }] }
+      : {}),
     connections,
     duration: seconds,
   });
@@ -72,7 +77,7 @@ async function captureResponse(baseUrl: string, request: BenchRequest) {
   const response = await fetch(`${baseUrl}${request.path}`, {
     method: request.method ?? 'GET',
     headers: request.headers,
-    body: request.body,
+    body: request.bodies?.[0] ?? request.body,
   });
   const body = Buffer.from(await response.arrayBuffer());
   if (response.status >= 400) {
@@ -131,6 +136,13 @@ function formatTable(rows: Row[]): string {
   return [fmt(header), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');
 }
 
+/** Average size of the request bodies a scenario sends. */
+function requestBodyBytes(request: BenchRequest): number {
+  const bodies = request.bodies ?? (request.body === undefined ? [] : [request.body]);
+  if (bodies.length === 0) return 0;
+  return bodies.reduce((sum, body) => sum + Buffer.byteLength(body), 0) / bodies.length;
+}
+
 async function main() {
   const { values } = parseArgs({ options: { filter: { type: 'string' } } });
   const defaultSeconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -147,13 +159,21 @@ async function main() {
       try {
         const baselineResult = await measure(baseline.baseUrl, prepared.request, connections, seconds);
         const serviceResult = await measure(prepared.baseUrl, prepared.request, connections, seconds);
+        const sentBytes = requestBodyBytes(prepared.request);
+        const sent = (m: Measurement) => ((m.requestsPerSecond * sentBytes) / 1e6).toFixed(1);
         rows.push({
           scenario: scenario.name,
           service: serviceResult,
           baseline: baselineResult,
           rpsRatio: serviceResult.requestsPerSecond / baselineResult.requestsPerSecond,
           p99Ratio: serviceResult.p99Ms / Math.max(baselineResult.p99Ms, 0.001),
-          notes: prepared.notes ?? {},
+          // Uploads: request bytes per second, the service's and the baseline's.
+          notes: {
+            ...prepared.notes,
+            ...(sentBytes >= 1e6
+              ? { 'upload MB/s': sent(serviceResult), 'base MB/s': sent(baselineResult) }
+              : {}),
+          },
         });
       } finally {
         await baseline.stop();

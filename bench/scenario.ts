@@ -7,6 +7,11 @@ export interface BenchRequest {
   path: string;
   headers?: Record<string, string>;
   body?: Buffer | string;
+  /**
+   * Bodies sent in turn instead of `body` (one per request, round-robin over all connections), e.g. to
+   * spread uploads over several machines. The service's answer to the first one is the baseline's answer.
+   */
+  bodies?: Buffer[];
 }
 
 export interface PreparedScenario {

@@ -25,12 +25,86 @@ async function startMachineApi(configToml: string) {
   };
 }
 
+/** `[machines.<prefix>-NN]` Noop tables. */
+function noopMachines(prefix: string, count: number, extra = ''): string {
+  return Array.from(
+    { length: count },
+    (_, i) =>
+      `[machines.${prefix}-${String(i).padStart(2, '0')}]\ntype = "Noop"\nnozzle_diameter = 0.4\n${extra}`,
+  ).join('\n');
+}
+
+/** About `bytes` of plausible G-code (a zig-zag of extrusion moves). */
+function gcodeOfSize(bytes: number): Buffer {
+  const lines: string[] = ['; bench part', 'G28', 'G90', 'M82', 'G92 E0'];
+  let size = lines.join('\n').length;
+  for (let i = 0; size < bytes; i++) {
+    const line = `G1 X${(i % 200) + 10}.${i % 10} Y${(i * 7) % 200}.5 E${(i * 0.0123).toFixed(4)}`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return Buffer.from(`${lines.join('\n')}\n`);
+}
+
+/** A `POST /print` multipart body, as a browser or curl sends it. */
+function printBody(boundary: string, machineId: string, design: Buffer): Buffer {
+  const params = JSON.stringify({ machine_id: machineId, job_name: 'bench' });
+  return Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="params"\r\n\r\n${params}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench.gcode"\r\n` +
+        'Content-Type: application/octet-stream\r\n\r\n',
+    ),
+    design,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+}
+
+const UPLOAD_MACHINES = 16;
+
 export const scenarios: Scenario[] = [
   {
     name: 'machine-api GET /ping',
     async prepare() {
       const service = await startMachineApi('');
       return { baseUrl: service.baseUrl, request: { path: '/ping' }, teardown: service.stop };
+    },
+  },
+  {
+    name: 'machine-api GET /machines (20 Noop)',
+    async prepare() {
+      const service = await startMachineApi(noopMachines('sim', 20));
+      return {
+        baseUrl: service.baseUrl,
+        request: { path: '/machines' },
+        notes: { machines: 20 },
+        teardown: service.stop,
+      };
+    },
+  },
+  {
+    // Each request uploads 10 MB of G-code to the next of 16 idle Noop machines (prints take 0 s), so every
+    // request is a full job: stream to disk, job record, pass-through, start, completion, cleanup.
+    name: 'machine-api POST /print 10 MB G-code (Noop)',
+    connections: 8,
+    async prepare() {
+      const service = await startMachineApi(noopMachines('up', UPLOAD_MACHINES, 'print_seconds = 0\n'));
+      const design = gcodeOfSize(10 * 1024 * 1024);
+      const boundary = '----machine-api-bench';
+      const bodies = Array.from({ length: UPLOAD_MACHINES }, (_, i) =>
+        printBody(boundary, `up-${String(i).padStart(2, '0')}`, design),
+      );
+      return {
+        baseUrl: service.baseUrl,
+        request: {
+          method: 'POST',
+          path: '/print',
+          headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+          bodies,
+        },
+        notes: { 'file MB': (design.length / 1e6).toFixed(1) },
+        teardown: service.stop,
+      };
     },
   },
   slicingScenario(startMachineApi),

@@ -25,10 +25,14 @@ export interface AppOptions extends ServerContext {
 /** Builds the HTTP application; the caller decides where it listens. */
 export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const { logger, ...context } = options;
+  const debug = logger.isLevelEnabled('debug');
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    // Request logging costs throughput; requests are logged at debug level in onResponse below.
+    // Per-request log lines cost throughput: requests are logged at debug level in onResponse below, and
+    // the per-request child logger (with its redaction pass) is only made when debug logging is on;
+    // otherwise errors carry the request id themselves (see errors.ts).
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (parent, bindings, childOptions) => (debug ? parent.child(bindings, childOptions) : parent),
     // Like the anchor: a fresh UUID per request; a client-supplied x-request-id is not trusted.
     genReqId: () => randomUUID(),
     requestIdHeader: false,
@@ -39,11 +43,12 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   // fast-json-stringify, so plain JSON.stringify serialises.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: no promise per request on the hot path.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  const debug = logger.isLevelEnabled('debug');
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     context.metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     if (debug) {
@@ -52,6 +57,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
         'request',
       );
     }
+    done();
   });
 
   await app.register(cors, {

@@ -75,7 +75,10 @@ export function mapError(error: unknown): MappedError {
 function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = mapError(error);
   if (mapped.internal !== undefined) {
-    request.log.error({ err: mapped.internal, url: request.url, method: request.method }, 'request failed');
+    request.log.error(
+      { err: mapped.internal, reqId: request.id, url: request.url, method: request.method },
+      'request failed',
+    );
   }
   if (error instanceof MethodNotAllowed) reply.header('allow', error.allow);
   const body: ErrorBody = { request_id: request.id, error_code: mapped.errorCode, message: mapped.message };

@@ -32,7 +32,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     // the per-request child logger (with its redaction pass) is only made when debug logging is on;
     // otherwise errors carry the request id themselves (see errors.ts).
     logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: (parent, bindings, childOptions) => (debug ? parent.child(bindings, childOptions) : parent),
+    childLoggerFactory: (parent, bindings, childOptions) =>
+      debug ? parent.child(bindings, childOptions) : parent,
     // Like the anchor: a fresh UUID per request; a client-supplied x-request-id is not trusted.
     genReqId: () => randomUUID(),
     requestIdHeader: false,

@@ -116,7 +116,7 @@ export function loadConfig(sources: ConfigSources): ForgeConfig {
   if (!appUrl.endsWith('/')) appUrl += '/';
   const databaseUrl =
     sources.databaseUrl ??
-    sources.env?.FORGE_DATABASE_URL ??
+    (sources.env?.FORGE_DATABASE_URL || undefined) ??
     file.database_url ??
     `sqlite:${join(dataDir, 'forge.db')}`;
   const defaultPagingNum = file.api?.default_paging_num ?? 30;
@@ -126,7 +126,7 @@ export function loadConfig(sources: ConfigSources): ForgeConfig {
     appUrl,
     appUrlFromBind: explicitAppUrl === undefined,
     databaseUrl,
-    logLevel: file.log_level ?? sources.env?.LOG_LEVEL ?? 'info',
+    logLevel: file.log_level ?? (sources.env?.LOG_LEVEL || 'info'),
     security: { disableQueryAuthToken: file.security?.disable_query_auth_token ?? false },
     api: {
       defaultPagingNum,

@@ -50,7 +50,10 @@ export async function ensureInitialAdmin(ctx: ServiceContext, print: (line: stri
 
 /** Opens the database (migrating it), creates the first administrator if needed, and starts listening. */
 export async function startForge(config: ForgeConfig, options: StartOptions): Promise<RunningForge> {
-  const database = await openDatabase({ url: config.databaseUrl });
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    onConnectionError: (error) => options.logger.warn({ err: error }, 'idle database connection failed'),
+  });
   const ctx: ServiceContext = { db: database.db, dialect: database.dialect, config };
   try {
     await ensureInitialAdmin(ctx, options.print);

@@ -17,6 +17,7 @@ import { tagRoutes } from './tags.js';
 import { teamsRoutes } from './teams.js';
 import { tokensRoutes } from './tokens.js';
 import { currentUserRoutes } from './user.js';
+import { userOrgsRoutes } from './user-orgs.js';
 import { usersRoutes } from './users.js';
 
 export interface AppOptions {
@@ -49,6 +50,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(serverInfoRoutes, api);
   await app.register(usersRoutes, api);
   await app.register(currentUserRoutes, api);
+  await app.register(userOrgsRoutes, api);
   await app.register(tokensRoutes, api);
   await app.register(adminUsersRoutes, api);
   await app.register(orgsRoutes, api);

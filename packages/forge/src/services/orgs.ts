@@ -1,5 +1,5 @@
 import { Forbidden, Invalid, NotFound } from '../errors.js';
-import { insertOrganization } from '../store/orgs.js';
+import { insertOrganization, listMemberOrganizations } from '../store/orgs.js';
 import { AccessMode, type UserRow, UserType, type UserUpdate, Visibility } from '../store/schema.js';
 import { findUserByLowerName, hasOrgOwnerTeam, isOrgMember, updateUser } from '../store/users.js';
 import { nowUnix, type ServiceContext } from './context.js';
@@ -128,4 +128,25 @@ export async function editOrganization(
   patch.updated_unix = nowUnix();
   await updateUser(ctx.db, org.id, patch);
   return { ...org, ...patch } as UserRow;
+}
+
+/** Gitea's `listUserOrgs`: hidden memberships only for the user themself and site admins. */
+export function listUserOrganizations(
+  ctx: ServiceContext,
+  user: UserRow,
+  viewer: UserRow | null,
+  page: { offset: number; limit: number },
+) {
+  const showHidden = viewer !== null && (viewer.is_admin === 1 || viewer.id === user.id);
+  return listMemberOrganizations(
+    ctx.db,
+    user.id,
+    {
+      includeHiddenMemberships: showHidden,
+      viewer: viewer
+        ? { id: viewer.id, isAdmin: viewer.is_admin === 1, isRestricted: viewer.is_restricted === 1 }
+        : null,
+    },
+    page,
+  );
 }

@@ -5,7 +5,19 @@ type Db = Kysely<Database>;
 
 /** Records activity rows (one per receiver feed, as Gitea fans actions out). */
 export async function insertActions(db: Db, rows: Array<Insertable<ActionTable>>): Promise<void> {
-  if (rows.length > 0) await db.insertInto('action').values(rows).execute();
+  if (rows.length === 0) return;
+  // A multi-row insert on SQLite writes NULL (not the column default) for keys a row leaves out, so every
+  // row carries every column.
+  const complete = rows.map((row) => ({
+    repo_id: 0,
+    comment_id: 0,
+    ref_name: '',
+    is_private: 0 as const,
+    is_deleted: 0 as const,
+    content: '',
+    ...row,
+  }));
+  await db.insertInto('action').values(complete).execute();
 }
 
 /** The viewer restrictions of Gitea's `activityQueryCondition`. */

@@ -30,6 +30,8 @@ export interface OpenDatabaseOptions {
   url: string;
   /** Run pending migrations before returning (default true). */
   migrate?: boolean;
+  /** Called when an idle PostgreSQL connection fails (server restart, admin termination). */
+  onConnectionError?: (error: Error) => void;
 }
 
 // int8 (bigint ids, unix timestamps, count(*)) arrives from pg as a string; every value we store fits in
@@ -42,6 +44,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<ForgeD
   let forge: ForgeDatabase;
   if (isPostgres) {
     const pool = new pg.Pool({ connectionString: options.url, max: 10 });
+    // Without a listener an idle client's error (e.g. the server restarting) would crash the process; the
+    // pool drops that client and opens a new one on the next query.
+    pool.on('error', (error) => {
+      if (options.onConnectionError) options.onConnectionError(error);
+      else process.stderr.write(`forge: idle database connection failed: ${error.message}\n`);
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     forge = { db, dialect: 'postgres', close: () => db.destroy() };
   } else {

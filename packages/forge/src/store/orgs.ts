@@ -176,3 +176,44 @@ export async function countTeamMembers(db: Db, teamId: number): Promise<number> 
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/**
+ * One page of the organizations `uid` belongs to (by name) and their total. Hidden memberships count
+ * only with `includeHiddenMemberships`; organizations the viewer may not see are left out.
+ */
+export async function listMemberOrganizations(
+  db: Db,
+  uid: number,
+  options: {
+    includeHiddenMemberships: boolean;
+    viewer: { id: number; isAdmin: boolean; isRestricted: boolean } | null;
+  },
+  page: { offset: number; limit: number },
+): Promise<{ rows: UserRow[]; total: number }> {
+  let query = db
+    .selectFrom('user')
+    .innerJoin('org_user', 'org_user.org_id', 'user.id')
+    .where('org_user.uid', '=', uid)
+    .where('user.type', '=', UserType.Organization);
+  if (!options.includeHiddenMemberships) query = query.where('org_user.is_public', '=', 1);
+  const viewer = options.viewer;
+  if (!viewer) {
+    query = query.where('user.visibility', '=', 0);
+  } else if (!viewer.isAdmin) {
+    query = query.where((eb) =>
+      eb.or([
+        ...(viewer.isRestricted ? [] : [eb('user.visibility', 'in', [0, 1])]),
+        eb(
+          'user.id',
+          'in',
+          eb.selectFrom('org_user as mine').select('mine.org_id').where('mine.uid', '=', viewer.id),
+        ),
+      ]),
+    );
+  }
+  const [rows, count] = await Promise.all([
+    query.selectAll('user').orderBy('user.lower_name').offset(page.offset).limit(page.limit).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}

@@ -1,0 +1,164 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const packageDir = new URL('..', import.meta.url).pathname;
+// The CLI from source through tsx, so the test does not depend on a prior build.
+const cliArgs = ['--import', 'tsx', join(packageDir, 'src/cli.ts')];
+
+/** Runs `forge …` to completion. */
+function forgeCli(args: string[]) {
+  return run(process.execPath, [...cliArgs, ...args], {
+    cwd: packageDir,
+    env: { ...process.env, FORGE_DATABASE_URL: '' },
+  });
+}
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+}
+
+/** Starts `forge serve` and waits (generously) until it logs its address. */
+async function serve(dataDir: string): Promise<Served> {
+  const child = spawn(
+    process.execPath,
+    [...cliArgs, 'serve', '--bind', '127.0.0.1:0', '--data-dir', dataDir],
+    {
+      cwd: packageDir,
+      env: { ...process.env, FORGE_DATABASE_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  child.stdout?.on('data', (chunk) => {
+    out += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    out += chunk;
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
+    if (match) return { child, url: match[1]!, stdout: () => out };
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`forge serve did not start:\n${out}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+const basic = (user: string, password: string) => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
+
+describe('forge CLI', () => {
+  let dataDir: string;
+  let served: Served;
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'forge-cli-'));
+    served = await serve(dataDir);
+  });
+  afterAll(async () => {
+    await stop(served.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('first start on an empty database creates an administrator and prints its password once', async () => {
+    const password = /created site administrator "forge-admin" with password: (\S+)/.exec(
+      served.stdout(),
+    )?.[1];
+    expect(password).toBeDefined();
+    const res = await fetch(`${served.url}/api/v1/user`, { headers: basic('forge-admin', password!) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ login: 'forge-admin', is_admin: true });
+  });
+
+  it('admin user create works against the same data dir while the server runs', async () => {
+    const { stdout } = await forgeCli([
+      'admin',
+      'user',
+      'create',
+      '--username',
+      'carol',
+      '--password',
+      'carol-secret',
+      '--email',
+      'carol@example.com',
+      '--must-change-password=false',
+      '--data-dir',
+      dataDir,
+    ]);
+    expect(stdout).toBe("New user 'carol' has been successfully created!\n");
+    const res = await fetch(`${served.url}/api/v1/user`, { headers: basic('carol', 'carol-secret') });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ login: 'carol', is_admin: false });
+  });
+
+  it('admin user create defaults to must-change-password and --admin makes a site admin', async () => {
+    await forgeCli([
+      'admin',
+      'user',
+      'create',
+      '--username',
+      'dave',
+      '--password',
+      'dave-secret',
+      '--email',
+      'dave@example.com',
+      '--admin',
+      '--data-dir',
+      dataDir,
+    ]);
+    const res = await fetch(`${served.url}/api/v1/user`, { headers: basic('dave', 'dave-secret') });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { message: string }).message).toMatch(/^You must change your password/);
+  });
+
+  it('admin user create reports a taken name and exits non-zero', async () => {
+    const failure = await forgeCli([
+      'admin',
+      'user',
+      'create',
+      '--username',
+      'carol',
+      '--password',
+      'carol-secret',
+      '--email',
+      'c2@example.com',
+      '--data-dir',
+      dataDir,
+    ]).catch((error: { code: number; stderr: string }) => error);
+    expect(failure).toMatchObject({ code: 1, stderr: 'forge: user already exists [name: carol]\n' });
+  });
+
+  it('a restart on the same data dir keeps users and prints no new password', async () => {
+    await stop(served.child);
+    served = await serve(dataDir);
+    expect(served.stdout()).not.toContain('created site administrator');
+    const res = await fetch(`${served.url}/api/v1/user`, { headers: basic('carol', 'carol-secret') });
+    expect(res.status).toBe(200);
+  });
+
+  it('a config file error names the file and the key', async () => {
+    const file = join(dataDir, 'bad.toml');
+    writeFileSync(file, '[api]\nmax_response_items = "many"\n');
+    const failure = await forgeCli(['serve', '--config', file, '--data-dir', dataDir]).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure).toMatchObject({ code: 1 });
+    expect((failure as { stderr: string }).stderr).toContain(`config ${file}: key "api.max_response_items"`);
+  });
+});

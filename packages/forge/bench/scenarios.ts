@@ -7,6 +7,7 @@ import { openDatabase } from '../src/store/database.js';
 import { insertRelease } from '../src/store/releases.js';
 import { insertRepository } from '../src/store/repositories.js';
 import { insertUser } from '../src/store/users.js';
+import { scaleOutScenarios } from './scale-out-scenarios.js';
 
 const cli = new URL('../dist/cli.js', import.meta.url).pathname;
 
@@ -30,8 +31,11 @@ const RELEASES = 10_000;
  * Seeds, through the store, a public repository `bench/big` with 10 000 records: mostly published
  * releases, every 10th a draft, every 7th a prerelease, every 50th a tag-only record.
  */
-export async function seedReleases(dir: string): Promise<void> {
-  const forge = await openDatabase({ url: `sqlite:${join(dir, 'forge.db')}` });
+export async function seedReleases(
+  dir: string,
+  databaseUrl = `sqlite:${join(dir, 'forge.db')}`,
+): Promise<void> {
+  const forge = await openDatabase({ url: databaseUrl });
   try {
     const now = Math.floor(Date.now() / 1000);
     const user = await insertUser(forge.db, {
@@ -106,4 +110,5 @@ export const scenarios: Scenario[] = [
       };
     },
   },
+  ...scaleOutScenarios(seedReleases),
 ];

@@ -157,7 +157,14 @@ export async function searchUsers(
       .selectFrom('user')
       .selectAll()
       .where(where)
-      .orderBy('user.lower_name')
+      // PostgreSQL underestimates how few rows '%keyword%' matches and would walk the whole name index in
+      // order; sorting an expression (the same order, lower_name is lower-case already) makes it sort the
+      // few trigram-index matches instead.
+      .orderBy(
+        filter.keyword !== '' && dialect === 'postgres'
+          ? sql`lower(${sql.ref('user.lower_name')})`
+          : 'user.lower_name',
+      )
       .orderBy('user.id')
       .offset(filter.offset)
       .limit(filter.limit)

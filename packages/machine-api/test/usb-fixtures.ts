@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pino, { type Logger } from 'pino';
 import type { Machine } from '../src/machines/machine.js';
+import type { ConnectionTimings } from '../src/machines/usb/marlin-connection.js';
 import { stripComment } from '../src/machines/usb/marlin-protocol.js';
 import type { SerialPortInfo } from '../src/machines/usb/port-discovery.js';
 import { createUsbBackend } from '../src/machines/usb/usb-backend.js';
@@ -130,11 +131,12 @@ export function createMachines(
   entries: { id: string; config: UsbMachineConfig }[],
   listPorts: () => Promise<SerialPortInfo[]>,
   logger: Logger = silentLogger,
+  timings: Partial<ConnectionTimings> = {},
 ): Machine[] {
   const backend = createUsbBackend({
     listPorts,
     scanIntervalMs: 100,
-    timings: { handshakeTimeoutMs: 3_000, temperatureIntervalS: 1 },
+    timings: { handshakeTimeoutMs: 3_000, temperatureIntervalS: 1, ...timings },
   });
   return backend.create(entries, { logger, configDir: '/', dataDir: '/' });
 }

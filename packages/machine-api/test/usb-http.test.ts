@@ -26,6 +26,13 @@ material.type = "pla"
 type = "Usb"
 variant = "PrusaMk3"
 port = "${sim.hostPath}-not-there"
+
+# Discovered by USB ids: here real enumeration runs (and fails without udev, which must not be fatal).
+[machines.zz-by-ids]
+type = "Usb"
+variant = "Generic"
+vendor_id = 0x1a86
+product_id = 0x7523
 `);
     client = await ContractClient.create(api.baseUrl);
     await waitFor(
@@ -87,6 +94,29 @@ port = "${sim.hostPath}-not-there"
             port: null,
             baud: 115200,
             variant: 'PrusaMk3',
+            firmware_name: null,
+            protocol_version: null,
+            machine_type: null,
+            uuid: null,
+            vendor_id: null,
+            product_id: null,
+            capabilities: {},
+          },
+        },
+        state: { state: 'offline' },
+        progress: null,
+        hardware_configuration: null,
+      },
+      {
+        id: 'zz-by-ids',
+        make_model: { manufacturer: null, model: null, serial: null },
+        machine_type: 'FusedDeposition',
+        max_part_volume: null,
+        extra: {
+          Usb: {
+            port: null,
+            baud: 115200,
+            variant: 'Generic',
             firmware_name: null,
             protocol_version: null,
             machine_type: null,

@@ -4,9 +4,17 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Machine, MachineError, type PrintRequest } from '../src/machines/machine.js';
+import type { ConnectionTimings } from '../src/machines/usb/marlin-connection.js';
 import { SAFE_END_GCODE } from '../src/machines/usb/print-stream.js';
 import { MarlinSim, type MarlinSimOptions } from './sim/marlin.js';
-import { createMachines, enumerating, expectedCommands, sliceCube, waitFor } from './usb-fixtures.js';
+import {
+  createMachines,
+  enumerating,
+  expectedCommands,
+  silentLogger,
+  sliceCube,
+  waitFor,
+} from './usb-fixtures.js';
 
 let dir: string;
 // A 5 mm cube (~750 commands) for most tests, a 10 mm one (~2600) for the full print.
@@ -33,12 +41,14 @@ afterAll(async () => {
 });
 
 /** A virtual printer and a Usb machine discovered on it (VID/PID of a Prusa MK3), connected and idle. */
-async function connectedPrinter(options: MarlinSimOptions = {}) {
+async function connectedPrinter(options: MarlinSimOptions = {}, timings: Partial<ConnectionTimings> = {}) {
   const sim = await MarlinSim.start(options);
   cleanups.push(() => sim.close());
   const [machine] = createMachines(
     [{ id: 'mk3', config: { variant: 'PrusaMk3', vendor_id: 0x2c99, product_id: 0x0002 } }],
     enumerating(sim),
+    silentLogger,
+    timings,
   );
   await machine!.start();
   cleanups.push(() => machine!.close());
@@ -153,6 +163,20 @@ describe('USB Marlin printer on a virtual serial port', { timeout: 120_000 }, ()
     await waitFor('the printer to be idle after the reset', async () => (await stateOf(machine)) === 'idle');
     const again = await machine.print(printRequest('job-3'));
     expect(await again.finished).toEqual({ status: 'completed' });
+  });
+
+  it('prods a silent printer with M105 when an ok is lost, and carries on', async () => {
+    // Wall-clock timeouts here only decide when the prod is sent; the assertions do not depend on speed.
+    const { sim, machine } = await connectedPrinter({}, { responseTimeoutMs: 1_000 });
+    const from = sim.commands.length;
+    sim.loseOkOf(from + 20);
+    const active = await machine.print(printRequest());
+    expect(await active.finished).toEqual({ status: 'completed' });
+    // A loaded machine may draw an extra prod elsewhere; the one that matters follows the 20th command.
+    expect(expected).not.toContain('M105');
+    const printed = printedSince(sim, from);
+    expect(printed.slice(20)).toContain('M105');
+    expect(printed.filter((command) => command !== 'M105')).toEqual(expected);
   });
 
   it('goes offline when unplugged mid-print and comes back when plugged in again', async () => {

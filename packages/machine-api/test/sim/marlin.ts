@@ -45,6 +45,7 @@ export class MarlinSim {
   private readonly corruptions = new Set<number>();
   private failure: { atCommand: number; message: string } | null = null;
   private hold: { atCommand: number; release: (() => void) | null } | null = null;
+  private lostOk: number | null = null;
   private autoReport: NodeJS.Timeout | null = null;
   private extruder = { current: 21.5, target: 0 };
   private bed = { current: 20.8, target: 0 };
@@ -128,6 +129,11 @@ export class MarlinSim {
   /** Raises `Error:<message>` when the `atCommand`-th command (1-based, all commands) arrives, then halts. */
   failAtCommand(atCommand: number, message: string): void {
     this.failure = { atCommand, message };
+  }
+
+  /** Line noise eats the `ok` of the `atCommand`-th command: the host never sees it. */
+  loseOkOf(atCommand: number): void {
+    this.lostOk = atCommand;
   }
 
   /** Withholds the `ok` of the `atCommand`-th command until `release()`. */
@@ -219,7 +225,10 @@ export class MarlinSim {
     }
     const ok = this.ok(lineNumber, /^M105\b/.test(command) ? ` ${this.temperatureReport()}` : '');
     const answer = () => setImmediate(() => this.emit(...replies, ok));
-    if (this.hold?.atCommand === count) this.hold.release = answer;
+    if (this.lostOk === count) {
+      this.lostOk = null;
+      setImmediate(() => this.emit(...replies));
+    } else if (this.hold?.atCommand === count) this.hold.release = answer;
     else answer();
   }
 

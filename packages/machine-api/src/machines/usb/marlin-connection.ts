@@ -70,6 +70,8 @@ interface InFlight extends PendingCommand {
 // The firmware may ask for any line still in flight; with ping-pong that is the last one or two.
 const HISTORY_LINES = 64;
 const RESET_LINE_NUMBERS = 'M110 N0';
+// Commands that wait for a temperature: hotend, bed, chamber, PID autotune.
+const HEATING_WAIT = /^M(109|190|191|303)\b/;
 
 export class MarlinConnection {
   readonly firmware: FirmwareReport = { fields: {}, capabilities: {} };
@@ -222,10 +224,14 @@ export class MarlinConnection {
   }
 
   private receive(line: string): void {
-    this.lastHeardAt = Date.now();
-    this.silentProds = 0;
     this.logger.trace({ recv: line }, 'recv');
     const message = parseFirmwareLine(line);
+    // Auto-reported temperatures keep coming while an `ok` is lost, so they are no sign that the line in
+    // flight is being worked on, except during a heat-up wait, whose only sign of life they are.
+    if (message.kind !== 'temperature' || HEATING_WAIT.test(this.inFlight?.command ?? '')) {
+      this.lastHeardAt = Date.now();
+      this.silentProds = 0;
+    }
     this.handle(message);
   }
 

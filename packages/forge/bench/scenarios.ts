@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Scenario } from '../../../bench/scenario.js';
 import { startService } from '../../../bench/service-process.js';
+import { generateToken } from '../src/auth/secrets.js';
 import { openDatabase } from '../src/store/database.js';
 import { insertRelease } from '../src/store/releases.js';
 import { insertRepository } from '../src/store/repositories.js';
+import { insertToken } from '../src/store/tokens.js';
 import { insertUser } from '../src/store/users.js';
 import { scaleOutScenarios } from './scale-out-scenarios.js';
 
@@ -78,6 +80,76 @@ export async function seedReleases(
   }
 }
 
+/** `user000042`-style names: a keyword like `user00004` then matches exactly ten users at any size. */
+const benchUserName = (i: number) => `user${String(i).padStart(6, '0')}`;
+
+/**
+ * Seeds `count` public users straight through the store (batched inserts, no password hashing) plus a
+ * `read:user` token for the first one; returns the plain token.
+ */
+export async function seedUsers(dir: string, count: number): Promise<string> {
+  const forge = await openDatabase({ url: `sqlite:${join(dir, 'forge.db')}` });
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    const BATCH = 1000;
+    await forge.db.transaction().execute(async (trx) => {
+      for (let start = 0; start < count; start += BATCH) {
+        const rows = [];
+        for (let i = start; i < Math.min(start + BATCH, count); i++) {
+          const name = benchUserName(i);
+          rows.push({
+            lower_name: name,
+            name,
+            full_name: `Bench User ${i}`,
+            email: `${name}@example.com`,
+            created_unix: now,
+            updated_unix: now,
+          });
+        }
+        await trx.insertInto('user').values(rows).execute();
+      }
+    });
+    const owner = await forge.db
+      .selectFrom('user')
+      .select('id')
+      .where('lower_name', '=', benchUserName(0))
+      .executeTakeFirstOrThrow();
+    const secret = generateToken();
+    await insertToken(forge.db, {
+      uid: owner.id,
+      name: 'bench',
+      token_hash: secret.hash,
+      token_salt: secret.salt,
+      token_last_eight: secret.lastEight,
+      scope: 'read:user',
+      created_unix: now,
+      updated_unix: now,
+    });
+    return secret.token;
+  } finally {
+    await forge.close();
+  }
+}
+
+/** `GET /users/search?q=…` matching ten users out of `count`. */
+function userSearchScenario(count: number): Scenario {
+  return {
+    name: `forge GET /users/search?q=… (${count.toLocaleString('en')} users)`,
+    async prepare() {
+      const service = await startForge(async (dir) => {
+        await seedUsers(dir, count);
+      });
+      const keyword = benchUserName(Math.floor(count / 2)).slice(0, -1);
+      return {
+        baseUrl: service.baseUrl,
+        request: { path: `/api/v1/users/search?q=${keyword}` },
+        notes: { users: count, matches: 10 },
+        teardown: service.stop,
+      };
+    },
+  };
+}
+
 export const scenarios: Scenario[] = [
   {
     name: 'forge GET /api/v1/version',
@@ -106,6 +178,26 @@ export const scenarios: Scenario[] = [
         baseUrl: service.baseUrl,
         request: { path: '/api/v1/repos/bench/big/releases/latest' },
         notes: { releases: RELEASES },
+        teardown: service.stop,
+      };
+    },
+  },
+  userSearchScenario(1_000),
+  userSearchScenario(100_000),
+  {
+    name: 'forge GET /users/{username} with a token (100 000 users)',
+    async prepare() {
+      let token = '';
+      const service = await startForge(async (dir) => {
+        token = await seedUsers(dir, 100_000);
+      });
+      return {
+        baseUrl: service.baseUrl,
+        request: {
+          path: `/api/v1/users/${benchUserName(54_321)}`,
+          headers: { authorization: `token ${token}` },
+        },
+        notes: { users: 100_000 },
         teardown: service.stop,
       };
     },

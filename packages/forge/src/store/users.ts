@@ -102,8 +102,15 @@ export async function searchUsers(
   dialect: DialectName,
   filter: UserSearchFilter,
 ): Promise<{ rows: UserRow[]; total: number }> {
+  const useTrigramIndex = dialect === 'sqlite' && filter.keyword !== '' && [...filter.keyword].length >= 3;
   const where = (eb: ExpressionBuilder<Database, 'user'>) => {
-    const conditions = [eb('user.type', '=', filter.type)];
+    // With trigram candidates, `type + 0` keeps SQLite from walking the (type, name) index over every
+    // individual; the candidate rowids then drive the query (100 000 users: ~0.5 ms instead of ~10 ms).
+    const conditions = [
+      useTrigramIndex
+        ? sql<SqlBool>`${sql.ref('user.type')} + 0 = ${filter.type}`
+        : eb('user.type', '=', filter.type),
+    ];
     if (filter.uid !== undefined) conditions.push(eb('user.id', '=', filter.uid));
     if (filter.visible) conditions.push(eb('user.visibility', 'in', filter.visible));
     const actor = filter.actor;
@@ -139,7 +146,7 @@ export async function searchUsers(
         matches.push(email);
       }
       conditions.push(eb.or(matches));
-      if (dialect === 'sqlite' && [...filter.keyword].length >= 3) {
+      if (useTrigramIndex) {
         // The trigram index narrows the rows the LIKE conditions have to look at (no table scan).
         conditions.push(
           eb(

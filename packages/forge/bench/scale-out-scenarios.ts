@@ -111,6 +111,8 @@ async function startOn(store: Store, seed: (dir: string, databaseUrl: string) =>
     dropDatabase = () => onServer(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
   await seed(dir, databaseUrl);
+  // Planner statistics as a running database has them (autovacuum), not a fresh table's guesses.
+  if (store !== 'sqlite') await onServer(databaseUrl, 'ANALYZE');
   const service =
     store === 'postgres, 2 processes'
       ? await startCluster(dir, databaseUrl, 2)

@@ -31,6 +31,10 @@ state.state = "running"
 [machines.gone]
 type = "Noop"
 status_delay_ms = 60000
+
+[machines.jammed]
+type = "Noop"
+state = { state = "failed", message = "filament jam" }
 `;
 
 const GCODE = 'G28 ; home\nG1 X10 Y10 Z0.2 F3000\nG1 X20 E1\nM104 S0\n';
@@ -106,12 +110,16 @@ describe('POST /print and the job lifecycle', () => {
       finished_at: expect.any(String),
     });
     expect(Date.parse(done.finished_at!)).toBeGreaterThanOrEqual(Date.parse(done.created_at));
-    await waitFor(async () => (await workDirsLeft()).length === 0, {
-      what: 'the job work dir to be removed',
-    });
+    // By the time a job reads as final, its files are gone and the machine takes the next job.
+    expect(await workDirsLeft()).toEqual([]);
     expect(await uploadsLeft()).toEqual([]);
     const machine = await client.request<{ state: unknown; progress: unknown }>('GET', '/machines/quick');
     expect(machine.body).toMatchObject({ state: { state: 'idle' }, progress: null });
+    const next = await print(form({ params: params('quick', 'benchy 2'), file: GCODE }));
+    expect(next.status).toBe(200);
+    await waitFor(async () => (await job(next.body.job_id)).status === 'completed', {
+      what: 'the second job to complete',
+    });
   });
 
   it('echoes slicer_configuration and drops unknown keys of params', async () => {
@@ -218,6 +226,18 @@ describe('POST /print and the job lifecycle', () => {
       message: 'machine "working" is running, not idle',
     });
     expect(await getJson(api.baseUrl, '/jobs?machine_id=working')).toEqual([]);
+    expect(await uploadsLeft()).toEqual([]);
+  });
+
+  it('refuses a machine that reports a failure with 409 MachineRejected quoting the failure', async () => {
+    const res = await print(form({ params: params('jammed'), file: GCODE }));
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({
+      request_id: res.headers.get('x-request-id'),
+      error_code: 'MachineRejected',
+      message: 'machine "jammed" reports a failure: filament jam; clear it before printing',
+    });
+    expect(await getJson(api.baseUrl, '/jobs?machine_id=jammed')).toEqual([]);
     expect(await uploadsLeft()).toEqual([]);
   });
 

@@ -106,7 +106,6 @@ export class JobRunner {
 
     let flight: Flight | undefined;
     let workDir: string | undefined;
-    let handedOver = false;
     try {
       const [status] = await machines.statuses([entry], statusTimeoutMs);
       assertIdle(machineId, status?.state ?? { state: 'unknown' });
@@ -152,20 +151,22 @@ export class JobRunner {
       // Cancelled while the machine was starting: it has the job now, so stop it there.
       if (signal.aborted) await entry.machine.stop().catch(() => undefined);
       job = await store.setStatus(jobId, 'printing');
-      handedOver = true;
       void this.follow(flight, active.finished, workDir);
       return job;
     } catch (error) {
+      await this.freeMachine(machineId, workDir);
       if (!flight) throw error;
       const cancelled = flight.controller.signal.aborted;
       const status: JobStatus = cancelled ? 'cancelled' : 'failed';
       const message = cancelled
         ? (flight.cancelReason ?? 'cancelled')
         : this.describeFailure(error, flight.jobId);
-      await this.finish(flight, status, message);
+      try {
+        await this.finish(flight, status, message);
+      } finally {
+        this.settle(flight);
+      }
       throw cancelled ? new Conflict(`job ${flight.jobId} was cancelled before it started printing`) : error;
-    } finally {
-      if (!handedOver) await this.release(machineId, flight, workDir);
     }
   }
 
@@ -201,7 +202,10 @@ export class JobRunner {
     return flight;
   }
 
-  /** Records the end of a print the machine had started, then releases the machine. */
+  /**
+   * Releases the machine, then records the end of a print it had started: a client that sees the job
+   * final may print again at once, so the machine must already be free by then.
+   */
   private async follow(flight: Flight, finished: Promise<PrintOutcome>, workDir: string): Promise<void> {
     const outcome = await finished.catch(
       (error: unknown): PrintOutcome => ({
@@ -215,12 +219,13 @@ export class JobRunner {
         : outcome.status === 'cancelled'
           ? (flight.cancelReason ?? 'the print was stopped on the machine')
           : null;
+    await this.freeMachine(flight.machineId, workDir);
     try {
       await this.finish(flight, outcome.status, message);
     } catch (error) {
       this.options.logger.error({ err: error, job: flight.jobId }, 'could not record the end of a job');
     } finally {
-      await this.release(flight.machineId, flight, workDir);
+      this.settle(flight);
     }
   }
 
@@ -233,21 +238,20 @@ export class JobRunner {
     );
   }
 
-  private async release(
-    machineId: string,
-    flight: Flight | undefined,
-    workDir: string | undefined,
-  ): Promise<void> {
+  /** Removes the job's files and lets the machine take the next job. */
+  private async freeMachine(machineId: string, workDir: string | undefined): Promise<void> {
     if (workDir) {
       await rm(workDir, { recursive: true, force: true }).catch((error: unknown) => {
         this.options.logger.warn({ err: error, workDir }, 'could not remove a job directory');
       });
     }
     this.busy.delete(machineId);
-    if (flight) {
-      this.flights.delete(flight.jobId);
-      flight.markSettled();
-    }
+  }
+
+  /** Wakes whoever waits for the job to be final (cancel); its status is recorded by then. */
+  private settle(flight: Flight): void {
+    this.flights.delete(flight.jobId);
+    flight.markSettled();
   }
 
   /** The message a failed job keeps: the domain error's own words, never internals. */
@@ -263,6 +267,12 @@ function assertIdle(machineId: string, state: MachineState): void {
   if (state.state === 'idle') return;
   if (state.state === 'offline')
     throw new MachineError('MachineOffline', `machine "${machineId}" is offline`);
+  // A failed machine is not busy: say what is wrong with it, so the person knows what to clear.
+  if (state.state === 'failed')
+    throw new MachineError(
+      'MachineRejected',
+      `machine "${machineId}" reports a failure${state.message ? `: ${state.message}` : ''}; clear it before printing`,
+    );
   throw new MachineBusy(`machine "${machineId}" is ${state.state}, not idle`);
 }
 

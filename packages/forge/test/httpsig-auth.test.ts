@@ -309,6 +309,9 @@ describe('certificate mode and principals', () => {
     expect(listed.headers.get('x-total-count')).toBe('2');
     const names = listed.body.map((row: { principal: string }) => row.principal);
     expect(names).toEqual([alice.username, alice.email]);
+    // Principals are not SSH keys: GET /user/keys lists only the key alice registered.
+    const keys = await forge.request('GET', '/user/keys', { token: aliceToken });
+    expect(keys.body.map((key: { title: string }) => key.title)).toEqual(['alice']);
 
     const { key, certificate } = await certificateFor([alice.email]);
     expect((await signedRequest({ key, keyId: 'gitea', certificate, path: '/user' })).status).toBe(200);

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
-import type { Database, PublicKeyRow, PublicKeyTable } from './schema.js';
+import { type Database, KeyType, type PublicKeyRow, type PublicKeyTable } from './schema.js';
 
 type Db = Kysely<Database>;
 
@@ -54,7 +54,8 @@ export async function listPublicKeys(
   page: { offset: number; limit: number },
   fingerprint?: string,
 ): Promise<{ rows: PublicKeyRow[]; total: number }> {
-  let query = db.selectFrom('public_key').where('owner_id', '=', ownerId);
+  // SSH keys only: certificate principals share the table but are listed by /user/principals.
+  let query = db.selectFrom('public_key').where('owner_id', '=', ownerId).where('type', '=', KeyType.User);
   if (fingerprint) query = query.where('fingerprint', '=', fingerprint);
   const [rows, count] = await Promise.all([
     query.selectAll().orderBy('id').offset(page.offset).limit(page.limit).execute(),

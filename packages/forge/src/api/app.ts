@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { applySudo, assertAccountMayUseApi, authenticate } from '../auth/chain.js';
 import { ANONYMOUS, type AuthInfo, type SignatureVerifier } from '../auth/context.js';
 import { checkSignedBodyDigest, createSignatureVerifier } from '../auth/httpsig-auth.js';
@@ -30,7 +30,21 @@ export interface AppOptions {
 /** Builds the HTTP application; the caller decides where it listens. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { ctx } = options;
-  const app = Fastify({ loggerInstance: options.logger }).withTypeProvider<TypeBoxTypeProvider>();
+  const debug = ['debug', 'trace'].includes(options.logger.level);
+  const app = Fastify({
+    loggerInstance: options.logger,
+    // Two info lines per request cost a large share of throughput: requests are logged at debug level.
+    logController: new LogController({ disableRequestLogging: true }),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  if (debug) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.debug(
+        { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+        'request',
+      );
+      done();
+    });
+  }
   app.decorateRequest('auth', null as unknown as AuthInfo);
   installErrorMapper(app, () => `${ctx.config.appUrl}api/swagger`);
 

@@ -10,7 +10,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseToml } from 'smol-toml';
 import type { MachineBackend } from './machines/backend.js';
-import type { Volume } from './machines/machine.js';
+import { FILAMENT_MATERIALS, type Volume } from './machines/machine.js';
 import type { SlicerConfig } from './slicer/slicer.js';
 
 /** A configuration that cannot be used; the message says where and what was expected. */
@@ -20,19 +20,6 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
-
-const MATERIALS = [
-  'pla',
-  'pla_support',
-  'abs',
-  'petg',
-  'nylon',
-  'tpu',
-  'pva',
-  'hips',
-  'composite',
-  'unknown',
-];
 
 const PositiveMillimetres = Type.Number({ exclusiveMinimum: 0 });
 
@@ -51,7 +38,7 @@ const CommonKeys = Type.Object({
   filaments: Type.Optional(
     Type.Array(
       Type.Object({
-        material: Type.Object({ type: Type.Union(MATERIALS.map((m) => Type.Literal(m))) }),
+        material: Type.Object({ type: Type.Union(FILAMENT_MATERIALS.map((m) => Type.Literal(m))) }),
         name: Type.Optional(Type.String()),
         color: Type.Optional(Type.String({ pattern: '^[0-9A-Fa-f]{6}$' })),
       }),

@@ -7,6 +7,20 @@
 
 export type MachineType = 'Stereolithography' | 'FusedDeposition' | 'Cnc';
 
+/** The anchor's filament materials (`material = { type = "pla" }` in the TOML, `FilamentMaterial` on the wire). */
+export const FILAMENT_MATERIALS = [
+  'pla',
+  'pla_support',
+  'abs',
+  'petg',
+  'nylon',
+  'tpu',
+  'pva',
+  'hips',
+  'composite',
+  'unknown',
+] as const;
+
 export interface Volume {
   width: number;
   depth: number;

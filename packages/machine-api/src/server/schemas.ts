@@ -6,6 +6,8 @@
  */
 
 import { type Static, type TSchema, Type } from 'typebox';
+import { JOB_STATUSES } from '../jobs/job.js';
+import { FILAMENT_MATERIALS } from '../machines/machine.js';
 
 /** The `$id` of a shared schema (every schema of `sharedSchemas` has one). */
 function idOf(schema: TSchema): string {
@@ -190,23 +192,10 @@ export const MachineState = Type.Unsafe<
   ],
 });
 
-export const FilamentMaterialTypes = [
-  'pla',
-  'pla_support',
-  'abs',
-  'petg',
-  'nylon',
-  'tpu',
-  'pva',
-  'hips',
-  'composite',
-  'unknown',
-] as const;
-
-export const FilamentMaterial = Type.Unsafe<{ type: (typeof FilamentMaterialTypes)[number] }>({
+export const FilamentMaterial = Type.Unsafe<{ type: (typeof FILAMENT_MATERIALS)[number] }>({
   $id: 'FilamentMaterial',
   description: 'The material that the filament is made of.',
-  oneOf: FilamentMaterialTypes.map((type) => taggedVariant('type', type, `Filament material \`${type}\`.`)),
+  oneOf: FILAMENT_MATERIALS.map((type) => taggedVariant('type', type, `Filament material \`${type}\`.`)),
 });
 
 export const Filament = Type.Object(
@@ -355,22 +344,12 @@ export const PrintJobResponse = Type.Object(
 );
 export type PrintJobResponse = Static<typeof PrintJobResponse>;
 
-export const JobStatusValues = [
-  'queued',
-  'slicing',
-  'uploading',
-  'printing',
-  'completed',
-  'failed',
-  'cancelled',
-] as const;
-
-export const JobStatus = Type.Unsafe<(typeof JobStatusValues)[number]>({
+export const JobStatus = Type.Unsafe<(typeof JOB_STATUSES)[number]>({
   $id: 'JobStatus',
   description:
     'Where a print job is: `queued` → `slicing` → `uploading` → `printing` → `completed`, or `failed` / `cancelled`.',
   type: 'string',
-  enum: [...JobStatusValues],
+  enum: [...JOB_STATUSES],
 });
 
 const nullableNumber = (description: string) =>

@@ -1,6 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, RepositoryRow, UserRow } from './schema.js';
-import { findUsersByIds } from './users.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

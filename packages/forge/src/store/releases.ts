@@ -1,5 +1,5 @@
-import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely';
-import type { Database, ReleaseRow } from './schema.js';
+import type { Insertable, Kysely, SelectQueryBuilder, Transaction } from 'kysely';
+import type { Database, ReleaseRow, ReleaseTable } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -101,25 +101,29 @@ export interface NewReleaseValues {
   createdUnix: number;
 }
 
+/** The columns of a record other than its repository, from the service's values. */
+function releaseColumns(values: Omit<NewReleaseValues, 'repoId'>): Omit<Insertable<ReleaseTable>, 'repo_id'> {
+  return {
+    publisher_id: values.publisherId,
+    tag_name: values.tagName,
+    lower_tag_name: values.tagName.toLowerCase(),
+    target: values.target,
+    title: values.title,
+    note: values.note,
+    sha1: values.sha1,
+    num_commits: values.numCommits,
+    is_draft: values.isDraft ? 1 : 0,
+    is_prerelease: values.isPrerelease ? 1 : 0,
+    is_tag: values.isTag ? 1 : 0,
+    created_unix: values.createdUnix,
+  };
+}
+
 /** Inserts a record; the unique (repo_id, lower_tag_name) constraint makes a second one for a tag fail. */
 export function insertRelease(db: Db, values: NewReleaseValues): Promise<ReleaseRow> {
   return db
     .insertInto('release')
-    .values({
-      repo_id: values.repoId,
-      publisher_id: values.publisherId,
-      tag_name: values.tagName,
-      lower_tag_name: values.tagName.toLowerCase(),
-      target: values.target,
-      title: values.title,
-      note: values.note,
-      sha1: values.sha1,
-      num_commits: values.numCommits,
-      is_draft: values.isDraft ? 1 : 0,
-      is_prerelease: values.isPrerelease ? 1 : 0,
-      is_tag: values.isTag ? 1 : 0,
-      created_unix: values.createdUnix,
-    })
+    .values({ repo_id: values.repoId, ...releaseColumns(values) })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -130,24 +134,7 @@ export async function updateRelease(
   id: number,
   values: Omit<NewReleaseValues, 'repoId'>,
 ): Promise<void> {
-  await db
-    .updateTable('release')
-    .set({
-      publisher_id: values.publisherId,
-      tag_name: values.tagName,
-      lower_tag_name: values.tagName.toLowerCase(),
-      target: values.target,
-      title: values.title,
-      note: values.note,
-      sha1: values.sha1,
-      num_commits: values.numCommits,
-      is_draft: values.isDraft ? 1 : 0,
-      is_prerelease: values.isPrerelease ? 1 : 0,
-      is_tag: values.isTag ? 1 : 0,
-      created_unix: values.createdUnix,
-    })
-    .where('id', '=', id)
-    .execute();
+  await db.updateTable('release').set(releaseColumns(values)).where('id', '=', id).execute();
 }
 
 /** Turns a release back into a tag-only record (DELETE release keeps the row and the git tag). */

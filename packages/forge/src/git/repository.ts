@@ -172,6 +172,12 @@ export async function listRefs(gitDir: string): Promise<Map<string, string>> {
 }
 
 // NUL-separated fields, one record per ref; `%(contents)` may span lines but never holds a NUL.
+/** `git for-each-ref` over `pattern` with NUL-separated `fields`, one record per ref. */
+async function forEachRef(gitDir: string, fields: string, pattern: string, sort?: string): Promise<string> {
+  const args = ['for-each-ref', ...(sort ? [`--sort=${sort}`] : []), `--format=${fields}%00`, pattern];
+  return (await runGit(args, { gitDir })).stdout;
+}
+
 const TAG_FORMAT = [
   '%(refname:lstrip=2)',
   '%(objectname)',
@@ -216,21 +222,13 @@ function parseTags(stdout: string): GitTag[] {
 
 /** All commit tags, newest tag/commit date first (Gitea lists tags by creator date, descending). */
 export async function listTags(gitDir: string): Promise<GitTag[]> {
-  const { stdout } = await runGit(
-    ['for-each-ref', '--sort=-creatordate', `--format=${TAG_FORMAT}%00`, 'refs/tags/'],
-    {
-      gitDir,
-    },
-  );
-  return parseTags(stdout);
+  return parseTags(await forEachRef(gitDir, TAG_FORMAT, 'refs/tags/', '-creatordate'));
 }
 
 /** One tag by exact name, or null. */
 export async function getTag(gitDir: string, name: string): Promise<GitTag | null> {
-  const { stdout } = await runGit(['for-each-ref', `--format=${TAG_FORMAT}%00`, `refs/tags/${name}`], {
-    gitDir,
-  });
-  return parseTags(stdout).find((tag) => tag.name === name) ?? null;
+  const tags = parseTags(await forEachRef(gitDir, TAG_FORMAT, `refs/tags/${name}`));
+  return tags.find((tag) => tag.name === name) ?? null;
 }
 
 const BRANCH_FORMAT = [
@@ -267,21 +265,13 @@ function parseBranches(stdout: string): GitBranch[] {
 
 /** All branches, sorted by name. */
 export async function listBranches(gitDir: string): Promise<GitBranch[]> {
-  const { stdout } = await runGit(
-    ['for-each-ref', '--sort=refname', `--format=${BRANCH_FORMAT}%00`, 'refs/heads/'],
-    {
-      gitDir,
-    },
-  );
-  return parseBranches(stdout);
+  return parseBranches(await forEachRef(gitDir, BRANCH_FORMAT, 'refs/heads/', 'refname'));
 }
 
 /** One branch by exact name, or null. */
 export async function getBranch(gitDir: string, name: string): Promise<GitBranch | null> {
-  const { stdout } = await runGit(['for-each-ref', `--format=${BRANCH_FORMAT}%00`, `refs/heads/${name}`], {
-    gitDir,
-  });
-  return parseBranches(stdout).find((branch) => branch.name === name) ?? null;
+  const branches = parseBranches(await forEachRef(gitDir, BRANCH_FORMAT, `refs/heads/${name}`));
+  return branches.find((branch) => branch.name === name) ?? null;
 }
 
 /**

@@ -1,16 +1,34 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Scenario } from '../../../bench/scenario.js';
 import { startService } from '../../../bench/service-process.js';
+import { farmScenario } from './farm.js';
+import { hostileScenarios } from './hostile.js';
+import { queueScenario } from './queue.js';
 import { slicingScenario } from './slicing.js';
 
 const cli = new URL('../dist/cli.js', import.meta.url).pathname;
 
-/** Starts machine-api on a throw-away config and data dir. */
-async function startMachineApi(configToml: string) {
+/** Starts machine-api on a throw-away config and data dir; `server` adds keys to its `[server]` table. */
+async function startMachineApi(configToml: string, options: { server?: string; key?: string } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'machine-api-bench-'));
-  writeFileSync(join(dir, 'machine-api.toml'), configToml);
+  // No mDNS responder on the network for a benchmark.
+  writeFileSync(
+    join(dir, 'machine-api.toml'),
+    `[server]\nmdns = false\n${options.server ?? ''}\n${configToml}`,
+  );
+  // A key made with the CLI before start, as an operator would.
+  const key = options.key
+    ? execFileSync(
+        process.execPath,
+        [cli, 'keys', 'create', '--name', 'bench', '--scope', options.key, '--data-dir', dir],
+        {
+          encoding: 'utf8',
+        },
+      ).split('\n')[0]
+    : undefined;
   const service = await startService(
     cli,
     ['--config', join(dir, 'machine-api.toml'), '--data-dir', dir],
@@ -18,6 +36,7 @@ async function startMachineApi(configToml: string) {
   );
   return {
     baseUrl: service.baseUrl,
+    key,
     stop: async () => {
       await service.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -83,12 +102,31 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    // The same list with auth = "keys": every request authenticates its key against the database (no cache,
+    // so a revocation counts at once); the ratio to the scenario above is the price of that.
+    name: 'machine-api GET /machines (20 Noop) with an API key',
+    async prepare() {
+      const service = await startMachineApi(noopMachines('sim', 20), {
+        server: 'auth = "keys"\n',
+        key: 'read',
+      });
+      return {
+        baseUrl: service.baseUrl,
+        request: { path: '/machines', headers: { 'x-api-key': service.key as string } },
+        notes: { machines: 20, auth: 'keys' },
+        teardown: service.stop,
+      };
+    },
+  },
+  {
     // Each request uploads 10 MB of G-code to the next of 16 idle Noop machines (prints take 0 s), so every
     // request is a full job: stream to disk, job record, pass-through, start, completion, cleanup.
     name: 'machine-api POST /print 10 MB G-code (Noop)',
     connections: 8,
     async prepare() {
-      const service = await startMachineApi(noopMachines('up', UPLOAD_MACHINES, 'print_seconds = 0\n'));
+      const service = await startMachineApi(
+        noopMachines('up', UPLOAD_MACHINES, 'print_seconds = 0\nauto_clear = true\n'),
+      );
       const design = gcodeOfSize(10 * 1024 * 1024);
       const boundary = '----machine-api-bench';
       const bodies = Array.from({ length: UPLOAD_MACHINES }, (_, i) =>
@@ -107,5 +145,8 @@ export const scenarios: Scenario[] = [
       };
     },
   },
+  farmScenario(startMachineApi),
   slicingScenario(startMachineApi),
+  queueScenario(startMachineApi),
+  ...hostileScenarios,
 ];

@@ -71,7 +71,7 @@ export const slicingScenario = (startMachineApi: StartMachineApi): Scenario => (
     const stlPath = join(dir, 'sphere.stl');
     writeFileSync(stlPath, stl);
     const service = await startMachineApi(
-      `[machines.slicer]\ntype = "Noop"\nprint_seconds = 0\nslicer = { type = "Prusa", config = "${profile}" }\n`,
+      `[machines.slicer]\ntype = "Noop"\nprint_seconds = 0\nauto_clear = true\nslicer = { type = "Prusa", config = "${profile}" }\n`,
     );
     try {
       // One warm-up of each (page cache, first spawn), then alternating rounds so drift hits both alike.

@@ -1,15 +1,22 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { runKeysCommand } from './keys-command.js';
 import { createLogger } from './log.js';
 import { startService } from './service.js';
 
 const USAGE = `usage: machine-api serve [--config FILE] [--bind HOST:PORT] [--data-dir DIR] [--json] [--debug]
+       machine-api keys create --name NAME --scope read,print[,control,admin] [--data-dir DIR]
+       machine-api keys list [--data-dir DIR]
+       machine-api keys revoke NAME [--data-dir DIR]
 
   --config, -c FILE      TOML configuration (default machine-api.toml)
   --bind, -b HOST:PORT   listen address (default 127.0.0.1:8080)
   --data-dir DIR         job database and upload files (default ./data/machine-api)
   --json, -j             log JSON lines even on a terminal
-  --debug, -d            log at debug level (every request); LOG_LEVEL=<level> sets any level`;
+  --debug, -d            log at debug level (every request); LOG_LEVEL=<level> sets any level
+
+  keys …                 manage API keys in the data dir's database; works while the server runs, and a
+                         revoked key stops working with its next request. The key is printed once.`;
 
 /** Splits `HOST:PORT` (IPv6 hosts in brackets). */
 export function parseBind(bind: string): { host: string; port: number } {
@@ -30,8 +37,19 @@ async function main(argv: string[]): Promise<void> {
       json: { type: 'boolean', short: 'j', default: false },
       debug: { type: 'boolean', short: 'd', default: false },
       help: { type: 'boolean', short: 'h', default: false },
+      name: { type: 'string' },
+      scope: { type: 'string' },
     },
   });
+  if (!values.help && positionals[0] === 'keys') {
+    process.exitCode = await runKeysCommand(positionals.slice(1), {
+      dataDir: values['data-dir'],
+      name: values.name,
+      scope: values.scope,
+      out: (text) => process.stdout.write(text),
+    });
+    return;
+  }
   if (values.help || positionals[0] !== 'serve') {
     process.stdout.write(`${USAGE}\n`);
     process.exitCode = values.help ? 0 : 2;

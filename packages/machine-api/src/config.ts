@@ -6,9 +6,11 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import { parse as parseToml } from 'smol-toml';
+import { type Static, type TSchema, Type } from 'typebox';
+import { Value } from 'typebox/value';
+import { normaliseOrigin } from './access/origins.js';
+import { DEFAULT_DESIGN_LIMITS, type DesignLimits } from './design/limits.js';
 import type { MachineBackend } from './machines/backend.js';
 import { FILAMENT_MATERIALS, type Volume } from './machines/machine.js';
 import type { SlicerConfig } from './slicer/slicer.js';
@@ -48,6 +50,11 @@ const CommonKeys = Type.Object({
   max_part_volume: Type.Optional(
     Type.Object({ width: PositiveMillimetres, depth: PositiveMillimetres, height: PositiveMillimetres }),
   ),
+  /**
+   * The printer clears its own bed (a belt printer, a part ejector): after a completed or cancelled print
+   * it is ready again without `POST /machines/{id}/clear`.
+   */
+  auto_clear: Type.Optional(Type.Boolean()),
 });
 const COMMON_KEY_NAMES = Object.keys(CommonKeys.properties);
 
@@ -58,8 +65,48 @@ const ServerKeys = Type.Object({
   status_timeout_ms: Type.Integer({ minimum: 1, default: 3000 }),
   /** Slicer processes allowed at once across all machines (default: the number of CPU cores). */
   max_concurrent_slices: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** `keys`: every request but the open probes needs an API key; `off`: none does. Default by bind address. */
+  auth: Type.Optional(Type.Union([Type.Literal('keys'), Type.Literal('off')])),
+  /** Web origins (`scheme://host[:port]`) allowed to change state from a browser, e.g. a web front end. */
+  allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  /** Web origins allowed to read cross-origin: `"*"` (any, the default) or a list. */
+  read_origins: Type.Union([Type.Literal('*'), Type.Array(Type.String({ minLength: 1 }))], { default: '*' }),
+  /** `keys`: `/metrics` needs a `read` key when auth is on; `open`: scrapers need none. */
+  metrics_auth: Type.Union([Type.Literal('keys'), Type.Literal('open')], { default: 'keys' }),
+  /** Advertise the service (`_machine-api._tcp`) and its OctoPrint bases (`_octoprint._tcp`) over mDNS. */
+  mdns: Type.Optional(Type.Boolean()),
+  /** Interval of the fallback status poll of machines whose backend pushes nothing (milliseconds). */
+  observe_interval_ms: Type.Optional(Type.Integer({ minimum: 50, default: 1000 })),
+  // Limits on what measuring one design may cost (design/limits.ts); a design beyond one is refused.
+  /** Longest line of a text design (ASCII STL, OBJ, G-code) and longest XML run of a 3MF, in bytes. */
+  max_line_bytes: Type.Integer({ minimum: 256, default: DEFAULT_DESIGN_LIMITS.maxLineBytes }),
+  /** Total uncompressed size of a 3MF archive, in MiB. */
+  max_3mf_uncompressed_mib: Type.Number({
+    exclusiveMinimum: 0,
+    default: DEFAULT_DESIGN_LIMITS.max3mfUncompressedBytes / (1024 * 1024),
+  }),
+  /** Uncompressed ÷ compressed size of a 3MF archive and of each of its entries over 1 MiB. */
+  max_3mf_compression_ratio: Type.Number({
+    minimum: 1,
+    default: DEFAULT_DESIGN_LIMITS.max3mfCompressionRatio,
+  }),
+  /** Triangles of one design (STL, 3MF; OBJ faces counted as triangles). */
+  max_triangles: Type.Integer({ minimum: 1, default: DEFAULT_DESIGN_LIMITS.maxTriangles }),
+  /** Vertices of one indexed-mesh design (3MF, OBJ). */
+  max_vertices: Type.Integer({ minimum: 1, default: DEFAULT_DESIGN_LIMITS.maxVertices }),
 });
 export type ServerSettings = Static<typeof ServerKeys>;
+
+/** The design limits of the `[server]` table. */
+export function designLimits(server: ServerSettings): DesignLimits {
+  return {
+    maxLineBytes: server.max_line_bytes,
+    max3mfUncompressedBytes: Math.floor(server.max_3mf_uncompressed_mib * 1024 * 1024),
+    max3mfCompressionRatio: server.max_3mf_compression_ratio,
+    maxTriangles: server.max_triangles,
+    maxVertices: server.max_vertices,
+  };
+}
 
 export interface Filament {
   material: { type: string };
@@ -74,6 +121,8 @@ export interface CommonMachineConfig {
   filaments: Filament[];
   loadedFilamentIdx: number | null;
   maxPartVolume: Volume | null;
+  /** Ready again after a completed or cancelled print without a bed confirmation. */
+  autoClear: boolean;
 }
 
 export interface MachineDefinition {
@@ -118,6 +167,17 @@ export function parseConfig(
   }
 
   const server = checked(ServerKeys, document.server ?? {}, `${file}: [server]`) as ServerSettings;
+  for (const key of ['allowed_origins', 'read_origins'] as const) {
+    const list = server[key];
+    if (!Array.isArray(list)) continue;
+    for (const origin of list) {
+      if (normaliseOrigin(origin) === null) {
+        throw new ConfigError(
+          `${file}: [server] key "${key}": expected web origins like "https://app.example.com" or "http://192.168.1.5:3000" (scheme, host, optional port; no path), got ${JSON.stringify(origin)}`,
+        );
+      }
+    }
+  }
 
   const machinesTable = document.machines ?? {};
   if (!isTable(machinesTable))
@@ -176,18 +236,66 @@ function commonConfig(
     filaments,
     loadedFilamentIdx: loaded,
     maxPartVolume: keys.max_part_volume ?? null,
+    autoClear: keys.auto_clear ?? false,
   };
 }
 
 /** Applies defaults and checks `value` against `schema`, throwing a `ConfigError` for the first problem. */
 function checked(schema: TSchema, value: unknown, where: string): unknown {
   const withDefaults = Value.Default(schema, structuredClone(value));
-  const first = Value.Errors(schema, withDefaults).First();
-  if (!first) return withDefaults;
-  const key = first.path.replace(/^\//, '').replace(/\//g, '.');
-  const got = valueAt(withDefaults, first.path);
+  const errors = Value.Errors(schema, withDefaults);
+  if (errors.length === 0) return withDefaults;
+  // A failed union reports its alternatives' errors first (and TypeBox stops after a few): the
+  // outermost union on the first error's path says what was expected there.
+  const first = errors[0]!;
+  let { pointer, schemaPath } = outermostUnion(first.schemaPath, first.instancePath);
+  let expected = schemaAt(schema, schemaPath);
+  if (first.keyword === 'required') {
+    const name = (first.params as { requiredProperties: string[] }).requiredProperties[0] ?? '';
+    pointer = `${pointer}/${name}`;
+    expected = (expected?.properties as Record<string, Schema> | undefined)?.[name];
+  }
+  const key = pointer.replace(/^\//, '').replace(/\//g, '.');
+  const got = valueAt(withDefaults, pointer);
   const found = got === undefined ? 'it is missing' : `got ${JSON.stringify(got)}`;
-  throw new ConfigError(`${where}: key "${key}": expected ${describeExpected(first.schema)}, ${found}`);
+  throw new ConfigError(`${where}: key "${key}": expected ${describeExpected(expected ?? {})}, ${found}`);
+}
+
+/**
+ * Walks an error's schema path (`#/properties/a/items/anyOf/1/…`) alongside its instance path and stops at
+ * the first `anyOf`, returning the path of that union and of the value it checked.
+ */
+function outermostUnion(schemaPath: string, instancePath: string): { pointer: string; schemaPath: string[] } {
+  const schemaParts = schemaPath.split('/').slice(1);
+  const instanceParts = instancePath.split('/').slice(1);
+  const unionAt = schemaParts.indexOf('anyOf');
+  if (unionAt === -1) return { pointer: instancePath, schemaPath: schemaParts };
+  let depth = 0;
+  for (let i = 0; i < unionAt; i++) {
+    if (schemaParts[i] === 'properties') i++;
+    else if (schemaParts[i] !== 'items') continue;
+    depth++;
+  }
+  const pointer = instanceParts
+    .slice(0, depth)
+    .map((part) => `/${part}`)
+    .join('');
+  return { pointer, schemaPath: schemaParts.slice(0, unionAt) };
+}
+
+/** A JSON schema as plain data, for describing it. */
+type Schema = Record<string, unknown>;
+
+/** The sub-schema a validation error's `schemaPath` (`#/properties/a/anyOf/0/…`) points into. */
+function schemaAt(schema: TSchema, path: string[]): Schema | undefined {
+  let current: unknown = schema;
+  for (const part of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[
+      decodeURIComponent(part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    ];
+  }
+  return current as Schema | undefined;
 }
 
 function valueAt(value: unknown, pointer: string): unknown {
@@ -200,10 +308,10 @@ function valueAt(value: unknown, pointer: string): unknown {
 }
 
 /** A person-readable description of what a schema accepts. */
-export function describeExpected(schema: TSchema): string {
+export function describeExpected(schema: Schema): string {
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (Array.isArray(schema.anyOf)) {
-    const options = (schema.anyOf as TSchema[]).map(describeExpected);
+    const options = (schema.anyOf as Schema[]).map(describeExpected);
     return options.every((o) => o.startsWith('"')) ? `one of ${options.join(', ')}` : options.join(' or ');
   }
   const bounds = [

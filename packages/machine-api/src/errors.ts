@@ -1,5 +1,6 @@
 /**
- * Typed domain errors. Services and backends throw these; the one error mapper in server/ renders them as
+ * Typed domain errors (machine-state errors are `MachineError`, in machines/machine.ts). Services and
+ * backends throw these; the one error mapper in server/ renders them as
  * the seed's `Error` body `{request_id, error_code, message}` with the status given here.
  */
 export class ServiceError extends Error {
@@ -29,12 +30,6 @@ export class InvalidDesign extends ServiceError {
 export class NotFound extends ServiceError {
   constructor(message: string) {
     super(404, 'NotFound', message);
-  }
-}
-
-export class MachineBusy extends ServiceError {
-  constructor(message: string) {
-    super(409, 'MachineBusy', message);
   }
 }
 

@@ -7,7 +7,7 @@ export function createLogger(options: { json?: boolean; level?: string } = {}): 
     name: 'machine-api',
     level: options.level ?? 'info',
     // Access codes and API keys of printers never reach the log.
-    redact: ['req.headers.authorization', '*.access_code', '*.api_key'],
+    redact: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.access_code', '*.api_key', '*.key'],
     ...(pretty ? { transport: { target: 'pino-pretty' } } : {}),
   });
 }

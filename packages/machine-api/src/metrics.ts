@@ -18,6 +18,9 @@ export class ServiceMetrics {
   private readonly machineProgress: Gauge<'id'>;
   private readonly temperature: Gauge<'id' | 'sensor'>;
   private readonly targetTemperature: Gauge<'id' | 'sensor'>;
+  private readonly queueDepth: Gauge;
+  private readonly queueWait: Histogram;
+  private readonly dispatches: Counter<'machine'>;
 
   constructor(
     private readonly machines: MachineRegistry,
@@ -63,6 +66,35 @@ export class ServiceMetrics {
       labelNames: ['id', 'sensor'],
       registers,
     });
+    this.queueDepth = new Gauge({
+      name: 'machine_api_queue_depth',
+      help: 'Jobs waiting in the queue for a machine.',
+      registers,
+    });
+    this.queueWait = new Histogram({
+      name: 'machine_api_queue_wait_seconds',
+      help: 'Time a job waited in the queue before it was dispatched to a machine.',
+      buckets: [1, 10, 60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400],
+      registers,
+    });
+    this.dispatches = new Counter({
+      name: 'machine_api_queue_dispatches_total',
+      help: 'Jobs the queue dispatched, by machine.',
+      labelNames: ['machine'],
+      registers,
+    });
+    for (const entry of machines.machines) this.dispatches.inc({ machine: entry.id }, 0);
+  }
+
+  /** The number of jobs waiting in the queue. */
+  setQueueDepth(depth: number): void {
+    this.queueDepth.set(depth);
+  }
+
+  /** Counts a dispatch and how long the job waited. */
+  jobDispatched(machineId: string, waitedSeconds: number): void {
+    this.dispatches.inc({ machine: machineId });
+    this.queueWait.observe(Math.max(0, waitedSeconds));
   }
 
   /** Records one answered HTTP request. */

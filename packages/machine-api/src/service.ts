@@ -4,18 +4,35 @@
  */
 
 import { mkdir } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { loadConfig } from './config.js';
+import { KeyStore } from './access/key-store.js';
+import { KeyService } from './access/keys.js';
+import { resolveAccess } from './access/settings.js';
+import { designLimits, loadConfig } from './config.js';
+import { DesignWorkers } from './design/workers.js';
+import { ServiceError } from './errors.js';
+import { EventHistory } from './events/history.js';
+import { publishFarmEvents } from './events/sources.js';
 import { openJobDatabase } from './jobs/database.js';
 import { JobRunner } from './jobs/runner.js';
 import { JobStore } from './jobs/store.js';
 import { backends } from './machines/backends.js';
+import { MachineObserver } from './machines/observer.js';
 import { MachineRegistry } from './machines/registry.js';
 import { ServiceMetrics } from './metrics.js';
+import { FileStore } from './octoprint/file-store.js';
+import { StoredFiles } from './octoprint/stored-files.js';
+import { printSubmitter } from './octoprint/submit.js';
+import { QueueService } from './queue/service.js';
 import { buildApp } from './server/app.js';
+import { type Advertisement, advertise } from './server/mdns.js';
+import { API_VERSION } from './server/openapi.js';
 import { setMaxConcurrentSlices } from './slicer/prusa.js';
+
+/** How long requests in flight may take to finish once shutdown has begun. */
+const SHUTDOWN_GRACE_MS = 2500;
 
 export interface ServiceOptions {
   configPath: string;
@@ -24,6 +41,8 @@ export interface ServiceOptions {
   /** 0 picks a free port. */
   port: number;
   logger: Logger;
+  /** Whether to advertise over mDNS when the config does not say (`[server] mdns`); default true. */
+  mdnsDefault?: boolean;
 }
 
 export interface RunningService {
@@ -49,33 +68,103 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const statusTimeoutMs = config.server.status_timeout_ms;
   const metrics = new ServiceMetrics(machines, statusTimeoutMs);
+  const access = resolveAccess(config.server, options.host);
+  if (access.warning) logger.warn(access.warning);
   const db = await openJobDatabase(dataDir);
+  const keys = new KeyService(new KeyStore(db));
+  const files = new StoredFiles(new FileStore(db), dataDir, join(dataDir, 'uploads'));
+  const designs = new DesignWorkers({ limits: designLimits(config.server) });
+  const store = new JobStore(db);
+  const observer = new MachineObserver(machines, {
+    statusTimeoutMs,
+    pollIntervalMs: config.server.observe_interval_ms ?? 1000,
+    temperatureIntervalMs: 1000,
+    logger,
+  });
   const jobs = new JobRunner({
-    store: new JobStore(db),
+    store,
     machines,
+    observer,
     metrics,
     dataDir,
     statusTimeoutMs,
+    designs,
     logger,
   });
+  const queue = new QueueService({ store, runner: jobs, machines, observer, metrics, dataDir, logger });
+  const events = new EventHistory();
+  const stopEvents = publishFarmEvents(events, { observer, runner: jobs, queue });
   const maxUploadBytes = Math.floor(config.server.max_upload_mib * 1024 * 1024);
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let advertisement: Advertisement | undefined;
   // Reverse order of start-up: no new requests, machines released (their prints settle), outcomes written.
+  // Bounded so that a signal ends the process within seconds whatever the clients do.
   let closing: Promise<void> | undefined;
   const shutdown = () => {
     closing ??= (async () => {
-      await app?.close();
+      await advertisement?.close();
+      const server = app?.server;
+      const appClosed = app?.close();
+      // Jobs still being prepared are stopped now (slicers killed), so their requests answer at once.
+      jobs.cancelPreparations(
+        'the service is shutting down',
+        new ServiceError(
+          503,
+          'ShuttingDown',
+          'the service is shutting down; the job was cancelled before it started printing',
+        ),
+      );
+      // Keep-alive connections are closed as soon as they are idle, every connection after a deadline.
+      const idle = setInterval(() => server?.closeIdleConnections(), 50);
+      const deadline = setTimeout(() => server?.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      try {
+        await appClosed;
+      } finally {
+        clearInterval(idle);
+        clearTimeout(deadline);
+      }
+      await designs.close();
+      await queue.close();
+      observer.close();
       await machines.close();
-      await jobs.drain(2000);
+      await jobs.drain(1500);
+      stopEvents();
       await db.destroy();
     })();
     return closing;
   };
   try {
     await jobs.start();
-    app = await buildApp({ logger, machines, metrics, statusTimeoutMs, jobs, maxUploadBytes });
+    await files.start();
+    const submit = printSubmitter(jobs, queue);
+    app = await buildApp({
+      logger,
+      machines,
+      metrics,
+      statusTimeoutMs,
+      jobs,
+      observer,
+      queue,
+      events,
+      maxUploadBytes,
+      keys,
+      access,
+      files,
+      submit,
+    });
     await machines.start();
+    observer.start();
+    await queue.start();
     const url = await app.listen({ host: options.host, port: options.port });
+    if (config.server.mdns ?? options.mdnsDefault ?? true) {
+      advertisement = advertise({
+        port: Number(new URL(url).port),
+        machineIds: machines.machines.map((entry) => entry.id),
+        queue: true,
+        apiVersion: API_VERSION,
+        logger,
+      });
+    }
     logger.info({ url, machines: machines.machines.length }, 'machine-api listening');
     return {
       url,

@@ -57,6 +57,9 @@ describe('Bambu machines over HTTP', () => {
       extra: null,
       state: { state: 'offline' },
       progress: null,
+      ready: false,
+      awaiting_clear_since: null,
+      temperatures: {},
       hardware_configuration: {
         type: 'fdm',
         config: {
@@ -65,6 +68,7 @@ describe('Bambu machines over HTTP', () => {
           loaded_filament_idx: null,
         },
       },
+      current_job: null,
     });
 
     sim.announceTo(discoveryPort);
@@ -109,6 +113,13 @@ describe('Bambu machines over HTTP', () => {
       },
       state: { state: 'idle' },
       progress: null,
+      ready: true,
+      awaiting_clear_since: null,
+      temperatures: {
+        bed: { current: 24.5, target: 0 },
+        chamber: { current: 26, target: null },
+        extruder: { current: 25.1, target: 0 },
+      },
       // Once the printer reports, its own nozzle and AMS spools replace the configured ones.
       hardware_configuration: {
         type: 'fdm',
@@ -122,6 +133,7 @@ describe('Bambu machines over HTTP', () => {
           loaded_filament_idx: 0,
         },
       },
+      current_job: null,
     });
 
     // The chamber sensor, which only Bambu printers have, reaches the Prometheus scrape.

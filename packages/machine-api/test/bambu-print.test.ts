@@ -151,7 +151,7 @@ describe('POST /print to a Bambu printer', () => {
     ).toContain('stop');
   });
 
-  it('answers 409 MachineRejected with the FTP error when the upload fails, and records the failed job', async () => {
+  it('answers 409 MachineRejected with the FTP error when the upload fails, and records no job', async () => {
     const printer = await startPrinter();
     printer.sim.faults.rejectUploads = true;
     const res = await printer.print(GCODE, 'part.gcode', 'no room');
@@ -160,12 +160,8 @@ describe('POST /print to a Bambu printer', () => {
       error_code: 'MachineRejected',
       message: 'uploading the print file to the printer failed: 550 SD card is full',
     });
-    const [job] = await getJson<JobBody[]>(printer.api.baseUrl, '/jobs?machine_id=x1c');
-    expect(job).toMatchObject({
-      job_name: 'no room',
-      status: 'failed',
-      message: 'uploading the print file to the printer failed: 550 SD card is full',
-    });
+    // Answered 4xx: the client never got a job id, so no job is left behind.
+    expect(await getJson<JobBody[]>(printer.api.baseUrl, '/jobs?machine_id=x1c')).toEqual([]);
     expect(await readdir(printer.sim.sdCard)).toEqual([]);
   });
 

@@ -43,9 +43,22 @@ type = "Noop"
       filaments: [{ material: { type: 'pla' } }],
       loadedFilamentIdx: null,
       maxPartVolume: null,
+      autoClear: false,
     });
     expect(nada.settings).toMatchObject({ state: { state: 'idle' }, progress: 10, print_seconds: 10 });
-    expect(config.server).toEqual({ max_upload_mib: 512, status_timeout_ms: 3000 });
+    expect(config.server).toEqual({
+      max_upload_mib: 512,
+      status_timeout_ms: 3000,
+      allowed_origins: [],
+      read_origins: '*',
+      metrics_auth: 'keys',
+      observe_interval_ms: 1000,
+      max_line_bytes: 1048576,
+      max_3mf_uncompressed_mib: 1024,
+      max_3mf_compression_ratio: 100,
+      max_triangles: 5000000,
+      max_vertices: 5000000,
+    });
   });
 
   it('an empty file is a service with no machines', () => {

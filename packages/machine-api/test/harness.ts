@@ -54,7 +54,15 @@ export async function startMachineApi(
     await writeFile(configPath, toml);
     const dataDir = join(dir, 'data');
     const logger = pino({ level: process.env.MACHINE_API_TEST_LOG ?? 'silent' });
-    const service = await startService({ configPath, dataDir, host: '127.0.0.1', port: 0, logger });
+    // mDNS only where a test asks for it (`[server] mdns = true`): no multicast responders left behind.
+    const service = await startService({
+      configPath,
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+      mdnsDefault: false,
+    });
     return {
       baseUrl: service.url,
       dir,

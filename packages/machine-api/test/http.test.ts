@@ -46,11 +46,24 @@ describe('HTTP conventions', () => {
     expect(get.headers.get('allow')).toBe('POST');
   });
 
-  it('allows any origin and answers CORS preflights', async () => {
+  it('lets any origin read, answers read preflights, and refuses write preflights from foreign origins', async () => {
     const simple = await fetch(`${api.baseUrl}/machines`, { headers: { origin: 'http://app.example' } });
     expect(simple.headers.get('access-control-allow-origin')).toBe('*');
     expect(simple.headers.get('access-control-expose-headers')).toBe('x-request-id');
-    const preflight = await fetch(`${api.baseUrl}/print`, {
+    const readPreflight = await fetch(`${api.baseUrl}/machines`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://app.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'x-api-key',
+      },
+    });
+    expect(readPreflight.status).toBe(204);
+    expect(readPreflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(readPreflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD');
+    expect(readPreflight.headers.get('access-control-allow-headers')).toBe('x-api-key');
+    expect(readPreflight.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const writePreflight = await fetch(`${api.baseUrl}/print`, {
       method: 'OPTIONS',
       headers: {
         origin: 'http://app.example',
@@ -58,11 +71,8 @@ describe('HTTP conventions', () => {
         'access-control-request-headers': 'content-type',
       },
     });
-    expect(preflight.status).toBe(204);
-    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
-    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST');
-    expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type');
-    expect(preflight.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(writePreflight.headers.get('access-control-allow-origin')).toBeNull();
+    expect(writePreflight.headers.get('access-control-allow-methods')).toBeNull();
     const error = await fetch(`${api.baseUrl}/machines/nope`, { headers: { origin: 'http://app.example' } });
     expect(error.headers.get('access-control-allow-origin')).toBe('*');
   });

@@ -58,6 +58,10 @@ describe('machines', () => {
     state: { state: 'failed', message: 'spindle jammed' },
     progress: 42.5,
     hardware_configuration: { type: 'none' },
+    ready: false,
+    awaiting_clear_since: null,
+    temperatures: { extruder: { current: 25, target: 0 }, bed: { current: 25, target: 0 } },
+    current_job: null,
   };
   const mid = {
     id: 'mid',
@@ -71,6 +75,10 @@ describe('machines', () => {
       type: 'fdm',
       config: { nozzle_diameter: 0.6, filaments: [], loaded_filament_idx: null },
     },
+    ready: false,
+    awaiting_clear_since: null,
+    temperatures: { extruder: { current: 25, target: 0 }, bed: { current: 25, target: 0 } },
+    current_job: null,
   };
   const sleepyOffline = {
     id: 'sleepy',
@@ -81,6 +89,10 @@ describe('machines', () => {
     state: { state: 'offline' },
     progress: null,
     hardware_configuration: null,
+    ready: false,
+    awaiting_clear_since: null,
+    temperatures: {},
+    current_job: null,
   };
   const zeta = {
     id: 'zeta',
@@ -101,6 +113,10 @@ describe('machines', () => {
         loaded_filament_idx: 1,
       },
     },
+    ready: true,
+    awaiting_clear_since: null,
+    temperatures: { extruder: { current: 25, target: 0 }, bed: { current: 25, target: 0 } },
+    current_job: null,
   };
 
   it('GET /ping answers {"message":"pong"}', async () => {

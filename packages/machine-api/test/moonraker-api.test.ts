@@ -83,6 +83,9 @@ filaments = []
         },
         state: { state: 'idle' },
         progress: null,
+        ready: true,
+        awaiting_clear_since: null,
+        temperatures: { bed: { current: 21.8, target: 0 }, extruder: { current: 22.5, target: 0 } },
         hardware_configuration: {
           type: 'fdm',
           config: {
@@ -91,6 +94,7 @@ filaments = []
             loaded_filament_idx: null,
           },
         },
+        current_job: null,
       },
       {
         id: 'voron',
@@ -106,10 +110,14 @@ filaments = []
         },
         state: { state: 'offline' },
         progress: null,
+        ready: false,
+        awaiting_clear_since: null,
+        temperatures: {},
         hardware_configuration: {
           type: 'fdm',
           config: { nozzle_diameter: 0.4, filaments: [], loaded_filament_idx: null },
         },
+        current_job: null,
       },
     ]);
     expect(response.text).not.toContain('s3cret-key');

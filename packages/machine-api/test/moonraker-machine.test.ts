@@ -8,7 +8,8 @@ import { readFile } from 'node:fs/promises';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Machine, MachineError, type PrintOutcome } from '../src/machines/machine.js';
-import { type MoonrakerConfig, moonrakerBackend } from '../src/machines/moonraker/backend.js';
+import { moonrakerBackend } from '../src/machines/moonraker/backend.js';
+import type { MoonrakerConfig } from '../src/machines/moonraker/config.js';
 import { waitFor } from './harness.js';
 import { gcodeFixture } from './moonraker-fixtures.js';
 import { MoonrakerSim, type MoonrakerSimOptions } from './sim/moonraker.js';
@@ -146,13 +147,20 @@ describe('Moonraker machine', () => {
 
     sim.advance(0.5);
     expect(await active.finished).toEqual({ status: 'completed' });
-    // The service saw the end of its own job: Klipper's `complete` counts as ready for the next one.
+    // Klipper's `complete` stays `complete` until the bed is confirmed clear, and refuses a new print.
     const after = await machine.status();
-    expect(after.state).toEqual({ state: 'idle' });
+    expect(after.state).toEqual({ state: 'complete' });
     expect(after.progress).toBeNull();
     expect((after.extra as { ExtraKindA: Record<string, unknown> }).ExtraKindA['print_state']).toBe(
       'complete',
     );
+    await expect(print('too early', '1a2b3c4d-0000-4000-8000-000000000001')).rejects.toMatchObject({
+      code: 'MachineBusy',
+    });
+    // `clear` sends SDCARD_RESET_FILE: Klipper forgets the file and reads standby.
+    await machine.clear?.();
+    expect(sim.printStats['state']).toBe('standby');
+    expect(await stateOf()).toEqual({ state: 'idle' });
 
     const next = await print('second', '1a2b3c4d-0000-4000-8000-000000000000');
     sim.advance(1);
@@ -171,7 +179,7 @@ describe('Moonraker machine', () => {
     expect(await waitFor(async () => (await stateOf()).state === 'running', { what: 'running' })).toBe(true);
     await machine.stop();
     expect(await active.finished).toEqual({ status: 'cancelled' });
-    expect(await stateOf()).toEqual({ state: 'idle' });
+    expect(await stateOf()).toEqual({ state: 'complete' });
     await expect(machine.resume()).rejects.toMatchObject({ code: 'MachineRejected' });
   });
 

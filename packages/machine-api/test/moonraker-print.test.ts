@@ -25,9 +25,11 @@ interface JobBody {
 interface MachineBody {
   state: { state: string; message?: string | null };
   progress: number | null;
+  ready: boolean;
+  awaiting_clear_since: string | null;
 }
 
-const MACHINES = ['alpha', 'bravo', 'charlie', 'delta', 'echo'] as const;
+const MACHINES = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot'] as const;
 type MachineId = (typeof MACHINES)[number];
 
 describe('print jobs on Moonraker printers', () => {
@@ -58,7 +60,14 @@ material.type = "pla"
 `;
     api = await startMachineApi(
       `[server]\nstatus_timeout_ms = 3000\n${MACHINES.map((id) =>
-        machine(id, id === 'echo' ? 'lost_print_grace_seconds = 1' : ''),
+        machine(
+          id,
+          id === 'echo'
+            ? 'lost_print_grace_seconds = 1'
+            : id === 'foxtrot'
+              ? 'lost_print_grace_seconds = 60'
+              : '',
+        ),
       ).join('')}`,
     );
     client = await ContractClient.create(api.baseUrl);
@@ -110,15 +119,26 @@ material.type = "pla"
 
     sim.advance(0.5);
     expect(await jobReaches(jobId, 'completed')).toMatchObject({ status: 'completed', message: null });
-    // Klipper still says `complete`, but the service saw its own job end: the printer is ready again.
+    // Klipper says `complete`, and so does the service, until someone confirms the bed is clear.
     expect(sim.printStats['state']).toBe('complete');
-    expect((await machine('alpha')).state).toEqual({ state: 'idle' });
+    expect(await machine('alpha')).toMatchObject({ state: { state: 'complete' }, ready: false });
+    const refused = await print('alpha', 'Bracket v4', GCODE);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      error_code: 'MachineNotReady',
+      message: expect.stringContaining('remove it, then confirm with POST /machines/alpha/clear'),
+    });
+    // The confirmation resets the finished file on Klipper (SDCARD_RESET_FILE): it reads standby again.
+    const cleared = await client.request<MachineBody>('POST', '/machines/alpha/clear');
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toMatchObject({ state: { state: 'idle' }, ready: true, awaiting_clear_since: null });
+    expect(sim.printStats['state']).toBe('standby');
 
-    // A job that reads as completed has already freed the machine: the next print is accepted at once.
     const second = await print('alpha', 'Bracket v4', GCODE);
     expect(second.status).toBe(200);
     sim.advance(1);
     expect((await jobReaches(second.body.job_id, 'completed')).status).toBe('completed');
+    expect((await client.request('POST', '/machines/alpha/clear')).status).toBe(200);
   });
 
   it('slices an STL with PrusaSlicer and prints the G-code it made until the printer completes it', async () => {
@@ -133,7 +153,7 @@ material.type = "pla"
     expect(sim.objects['virtual_sdcard']).toMatchObject({ progress: 1, is_active: false });
   });
 
-  it("answers Moonraker's refusal of the upload and records it on the failed job", async () => {
+  it("answers Moonraker's refusal of the upload and records no job", async () => {
     const sim = sims.charlie;
     sim.failNext('/server/files/upload', 507, 'Insufficient disk space');
     const refused = await client.request<{ error_code: string; message: string }>('POST', '/print', {
@@ -146,8 +166,8 @@ material.type = "pla"
         /^Moonraker refused the upload of too_big-[0-9a-f]{8}\.gcode: Insufficient disk space \(HTTP 507\)$/,
       ),
     });
-    const jobs = await getJson<JobBody[]>(api.baseUrl, '/jobs?machine_id=charlie');
-    expect(jobs.map((each) => [each.status, each.message])).toEqual([['failed', refused.body.message]]);
+    // Answered 4xx: the client never got a job id, so no job is left behind.
+    expect(await getJson<JobBody[]>(api.baseUrl, '/jobs?machine_id=charlie')).toEqual([]);
     expect([...sim.files.keys()]).toEqual([]);
     expect((await machine('charlie')).state).toEqual({ state: 'idle' });
   });
@@ -160,7 +180,36 @@ material.type = "pla"
     expect(cancel.status).toBe(200);
     expect(cancel.body).toMatchObject({ status: 'cancelled' });
     expect(sim.printStats['state']).toBe('cancelled');
-    expect((await machine('charlie')).state).toEqual({ state: 'idle' });
+    expect((await machine('charlie')).state).toEqual({ state: 'complete' });
+    // Clearing is refused while a print runs, allowed once it has ended.
+    expect((await client.request('POST', '/machines/charlie/clear')).status).toBe(200);
+    expect((await machine('charlie')).ready).toBe(true);
+  });
+
+  it('keeps a job whose printer went silent, saying since when, and goes on when it is found still printing', async () => {
+    const sim = sims.foxtrot;
+    const response = await print('foxtrot', 'patient', GCODE);
+    expect(response.status).toBe(200);
+    const jobId = response.body.job_id;
+    sim.advance(0.3);
+    await waitFor(async () => (await machine('foxtrot')).progress === 30, { what: 'progress 30' });
+    const busy = await client.request('POST', '/machines/foxtrot/clear');
+    expect(busy.status).toBe(409);
+    expect(busy.body).toMatchObject({ error_code: 'MachineBusy' });
+    await sim.refuse();
+    const silent = await waitFor(async () => {
+      const body = await job(jobId);
+      return body.message !== null && body;
+    });
+    expect(silent.status).toBe('printing');
+    expect(silent.message).toMatch(
+      /^machine "foxtrot" has not answered since \d{4}-\d\d-\d\dT[\d:.]+Z; the job fails only if it stays silent beyond the machine's grace period, and goes on if the machine is found still printing it$/,
+    );
+    await sim.acceptAgain();
+    await waitFor(async () => (await job(jobId)).message === null, { what: 'the message to go' });
+    expect((await job(jobId)).status).toBe('printing');
+    sim.advance(1);
+    expect((await jobReaches(jobId, 'completed')).message).toBe(null);
   });
 
   it('refuses a job while Moonraker is down, and takes one once it answers again', async () => {
@@ -196,6 +245,8 @@ material.type = "pla"
     expect(list.status).toBe(200);
     expect(list.body.find((each) => each.id === 'echo')?.state).toEqual({ state: 'offline' });
     expect(list.body.find((each) => each.id === 'alpha')?.state).toEqual({ state: 'idle' });
+    // A failed print leaves the bed to be looked at: clearing it is refused while Moonraker is gone.
+    expect((await client.request('POST', '/machines/echo/clear')).status).toBe(503);
   });
 });
 

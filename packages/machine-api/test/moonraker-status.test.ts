@@ -15,30 +15,31 @@ describe('machineStateOf', () => {
     ['cancelled', { state: 'complete' }],
     ['something_new', { state: 'unknown' }],
   ])('maps print_stats.state %s of a ready Klipper', (printState, expected) => {
-    expect(machineStateOf('ready', 'Printer is ready', stats(printState), false)).toEqual(expected);
+    expect(machineStateOf('ready', 'Printer is ready', stats(printState))).toEqual(expected);
   });
 
-  it('maps error to failed with print_stats.message, and never acknowledges it away', () => {
-    expect(machineStateOf('ready', '', stats('error', 'Move out of range'), true)).toEqual({
+  it('maps error to failed with print_stats.message', () => {
+    expect(machineStateOf('ready', '', stats('error', 'Move out of range'))).toEqual({
       state: 'failed',
       message: 'Move out of range',
     });
-    expect(machineStateOf('ready', '', stats('error'), false)).toEqual({ state: 'failed', message: null });
+    expect(machineStateOf('ready', '', stats('error'))).toEqual({ state: 'failed', message: null });
   });
 
-  it('counts an acknowledged complete or cancelled as ready for the next job', () => {
-    expect(machineStateOf('ready', '', stats('complete'), true)).toEqual({ state: 'idle' });
-    expect(machineStateOf('ready', '', stats('cancelled'), true)).toEqual({ state: 'idle' });
+  it('keeps a finished print complete until the bed is confirmed clear (SDCARD_RESET_FILE → standby)', () => {
+    expect(machineStateOf('ready', '', stats('complete'))).toEqual({ state: 'complete' });
+    expect(machineStateOf('ready', '', stats('cancelled'))).toEqual({ state: 'complete' });
+    expect(machineStateOf('ready', '', stats('standby'))).toEqual({ state: 'idle' });
   });
 
   it("reports Klippy's own state when it is not ready", () => {
-    expect(machineStateOf('disconnected', '', stats('printing'), false)).toEqual({ state: 'offline' });
-    expect(machineStateOf('startup', '', null, false)).toEqual({ state: 'unknown' });
-    expect(machineStateOf('shutdown', 'MCU shutdown', stats('printing'), false)).toEqual({
+    expect(machineStateOf('disconnected', '', stats('printing'))).toEqual({ state: 'offline' });
+    expect(machineStateOf('startup', '', null)).toEqual({ state: 'unknown' });
+    expect(machineStateOf('shutdown', 'MCU shutdown', stats('printing'))).toEqual({
       state: 'failed',
       message: 'MCU shutdown',
     });
-    expect(machineStateOf('error', '', null, false)).toEqual({
+    expect(machineStateOf('error', '', null)).toEqual({
       state: 'failed',
       message: 'Klipper is in the error state',
     });

@@ -15,6 +15,7 @@ status_timeout_ms = 300
 [machines.quick]
 type = "Noop"
 print_seconds = 0.2
+filaments = [{ material = { type = "pla" } }]
 
 [machines.long]
 type = "Noop"
@@ -108,18 +109,39 @@ describe('POST /print and the job lifecycle', () => {
       created_at: expect.any(String),
       updated_at: expect.any(String),
       finished_at: expect.any(String),
+      progress: 100,
+      priority: 0,
+      position: null,
+      constraints: null,
+      queued_at: null,
+      dispatched_at: null,
     });
     expect(Date.parse(done.finished_at!)).toBeGreaterThanOrEqual(Date.parse(done.created_at));
-    // By the time a job reads as final, its files are gone and the machine takes the next job.
+    // By the time a job reads as final, its files are gone; the machine is idle but its bed holds the part.
     expect(await workDirsLeft()).toEqual([]);
     expect(await uploadsLeft()).toEqual([]);
-    const machine = await client.request<{ state: unknown; progress: unknown }>('GET', '/machines/quick');
-    expect(machine.body).toMatchObject({ state: { state: 'idle' }, progress: null });
+    const machine = await client.request<{ awaiting_clear_since: string }>('GET', '/machines/quick');
+    expect(machine.body).toMatchObject({
+      state: { state: 'idle' },
+      progress: null,
+      ready: false,
+      awaiting_clear_since: expect.any(String),
+    });
+    const refused = await print(form({ params: params('quick', 'benchy 2'), file: GCODE }));
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      error_code: 'MachineNotReady',
+      message: `machine "quick" has had a print on its bed since ${machine.body.awaiting_clear_since}: remove it, then confirm with POST /machines/quick/clear`,
+    });
+    const cleared = await client.request('POST', '/machines/quick/clear');
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toMatchObject({ state: { state: 'idle' }, ready: true, awaiting_clear_since: null });
     const next = await print(form({ params: params('quick', 'benchy 2'), file: GCODE }));
     expect(next.status).toBe(200);
     await waitFor(async () => (await job(next.body.job_id)).status === 'completed', {
       what: 'the second job to complete',
     });
+    expect((await client.request('POST', '/machines/quick/clear')).status).toBe(200);
   });
 
   it('echoes slicer_configuration and drops unknown keys of params', async () => {
@@ -141,6 +163,7 @@ describe('POST /print and the job lifecycle', () => {
       slicer_configuration: { filament_idx: 0 },
     });
     await waitFor(async () => (await job(res.body.job_id)).status === 'completed');
+    expect((await client.request('POST', '/machines/quick/clear')).status).toBe(200);
   });
 
   it('accepts exactly one of several concurrent prints to one machine; the others get 409 MachineBusy', async () => {
@@ -255,26 +278,26 @@ describe('POST /print and the job lifecycle', () => {
     expect(await uploadsLeft()).toEqual([]);
   });
 
-  it('records a design that cannot be printed as a failed job and answers 400 InvalidDesign', async () => {
+  it('answers 400 InvalidDesign for a design that cannot be printed and records no job', async () => {
+    const before = await getJson<JobBody[]>(api.baseUrl, '/jobs?machine_id=quick');
     const res = await print(
       form({ params: params('quick', 'junk'), file: 'this is not a design', fileName: 'notes.txt' }),
     );
     expect(res.status).toBe(400);
     const body = res.body as unknown as { error_code: string; message: string };
     expect(body.error_code).toBe('InvalidDesign');
-    const [recorded] = await getJson<JobBody[]>(api.baseUrl, '/jobs?machine_id=quick&limit=1');
-    expect(recorded).toMatchObject({
-      job_name: 'junk',
-      status: 'failed',
-      message: body.message,
-      file_name: 'notes.txt',
-    });
+    expect(body.message).toBe(
+      'notes.txt is not a design this service can print: expected STL (ASCII or binary), 3MF, OBJ or G-code',
+    );
+    // The client never got a job id, so there is no job: the answer is the error.
+    expect(await getJson<JobBody[]>(api.baseUrl, '/jobs?machine_id=quick')).toEqual(before);
     expect(await workDirsLeft()).toEqual([]);
     expect(await uploadsLeft()).toEqual([]);
     // The machine is free again.
     const next = await print(form({ params: params('quick'), file: GCODE }));
     expect(next.status).toBe(200);
     await waitFor(async () => (await job(next.body.job_id)).status === 'completed');
+    expect((await client.request('POST', '/machines/quick/clear')).status).toBe(200);
   });
 
   it('answers 400 BadRequest naming the part that is missing or wrong', async () => {
@@ -361,7 +384,8 @@ describe('jobs', () => {
   const ids: string[] = [];
   beforeAll(async () => {
     api = await startMachineApi(
-      '[machines.a]\ntype = "Noop"\nprint_seconds = 0\n[machines.b]\ntype = "Noop"\nprint_seconds = 0\n',
+      // Printers that clear their own beds take the next job without a confirmation.
+      '[machines.a]\ntype = "Noop"\nprint_seconds = 0\nauto_clear = true\n[machines.b]\ntype = "Noop"\nprint_seconds = 0\n',
     );
     client = await ContractClient.create(api.baseUrl);
     for (const machine of ['a', 'b', 'a']) {
@@ -462,6 +486,14 @@ describe('jobs survive a restart', () => {
         finished_at: expect.any(String),
       });
       expect(await readdir(join(second.dataDir, 'jobs'))).toEqual([]);
+      // Both beds still hold what the prints left: the confirmation survives the restart.
+      for (const id of ['m', 'n']) {
+        expect(await getJson(second.baseUrl, `/machines/${id}`), id).toMatchObject({
+          state: { state: 'idle' },
+          ready: false,
+          awaiting_clear_since: expect.any(String),
+        });
+      }
     } finally {
       await second?.close();
       await first.close().catch(() => undefined);

@@ -44,6 +44,7 @@ slicer = { type = "Prusa", config = "printer.ini", timeout_seconds = 0.05 }
 [machines.plain]
 type = "Noop"
 print_seconds = 0
+auto_clear = true
 `;
 
 interface Estimate {
@@ -166,27 +167,34 @@ describe('POST /print with slicing through the real service', () => {
     expect(await filesLeft()).toEqual([]);
   });
 
-  it('fails the job with 400 SlicingFailed when the slicer exceeds its timeout, and kills it', async () => {
+  it('answers 400 SlicingFailed when the slicer exceeds its timeout, kills it and records no job', async () => {
     const res = await print('impatient', binaryStl(sphere(50, 300, 400)), 'ball.stl');
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({
       error_code: 'SlicingFailed',
       message: 'slicing took longer than 0.05 s and was stopped',
     });
-    const [job] = await getJson<JobBody[]>(api.baseUrl, '/jobs?machine_id=impatient&limit=1');
-    expect(job).toMatchObject({
-      status: 'failed',
-      message: 'slicing took longer than 0.05 s and was stopped',
-    });
+    expect(await getJson<JobBody[]>(api.baseUrl, '/jobs?machine_id=impatient')).toEqual([]);
     expect(await filesLeft()).toEqual([]);
   });
 
-  it('refuses a mesh on a machine without a slicer, but prints G-code there', async () => {
-    const mesh = await print('plain', asciiStl(cube(20)), 'cube.stl');
-    expect(mesh.status).toBe(400);
-    expect(mesh.body.message).toBe(
-      'this machine has no slicer configured, so it only prints G-code; got an STL',
-    );
+  it('a Noop machine without a slicer simulates any design, as the anchor does, but refuses one too big', async () => {
+    for (const [name, content] of [
+      ['cube.stl', asciiStl(cube(20))],
+      ['cube.obj', obj(cube(20))],
+      ['cube.3mf', threeMf(threeMfModel(cube(20)))],
+    ] as const) {
+      const design = await print('plain', content, name);
+      expect(design.status, name).toBe(200);
+      expect(await finished(design.body.job_id)).toMatchObject({ status: 'completed', estimate: null });
+    }
+    const big = await print('plain', asciiStl(cube(800)), 'big.stl');
+    expect(big.status).toBe(400);
+    expect(big.body).toMatchObject({
+      error_code: 'InvalidDesign',
+      message:
+        'design is too big for this machine: it measures 800 × 800 × 800 mm (width × depth × height) but the build volume is 500 × 600 × 700 mm',
+    });
     const gcode = await print('plain', 'G28\nG1 X10 Y10 Z0.2 F3000\nM104 S0\n', 'part.gcode');
     expect(gcode.status).toBe(200);
     const job = await finished(gcode.body.job_id);

@@ -4,7 +4,9 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { strFromU8, unzipSync } from 'fflate';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_DESIGN_LIMITS } from '../src/design/limits.js';
+import { DesignWorkers } from '../src/design/workers.js';
 import { BadRequest, InvalidDesign, SlicingFailed } from '../src/errors.js';
 import type { Volume } from '../src/machines/machine.js';
 import { type PrepareRequest, preparePrint } from '../src/slicer/pipeline.js';
@@ -21,6 +23,8 @@ import {
 } from './design-fixtures.js';
 
 const profiles = new URL('../profiles/', import.meta.url).pathname;
+const designs = new DesignWorkers({ limits: DEFAULT_DESIGN_LIMITS });
+afterAll(() => designs.close());
 const generic = join(profiles, 'generic-fdm-0.4.ini');
 const genericVolume: Volume = { width: 220, depth: 220, height: 250 };
 
@@ -50,6 +54,7 @@ function request(uploadPath: string, overrides: Partial<PrepareRequest> = {}): P
     maxPartVolume: genericVolume,
     slicer: { type: 'Prusa', config: generic },
     workDir,
+    designs,
     ...overrides,
   };
 }

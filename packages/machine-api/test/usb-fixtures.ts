@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pino, { type Logger } from 'pino';
 import type { Machine } from '../src/machines/machine.js';
+import { createUsbBackend } from '../src/machines/usb/backend.js';
+import type { UsbMachineConfig } from '../src/machines/usb/config.js';
 import type { ConnectionTimings } from '../src/machines/usb/marlin-connection.js';
 import { stripComment } from '../src/machines/usb/marlin-protocol.js';
 import type { SerialPortInfo } from '../src/machines/usb/port-discovery.js';
-import { createUsbBackend } from '../src/machines/usb/usb-backend.js';
-import type { UsbMachineConfig } from '../src/machines/usb/usb-config.js';
 import type { MarlinSim } from './sim/marlin.js';
 
 /** An ASCII STL of an axis-aligned cube with edge `size` mm, corner at the origin. */

@@ -75,6 +75,9 @@ product_id = 0x7523
         },
         state: { state: 'idle' },
         progress: null,
+        ready: true,
+        awaiting_clear_since: null,
+        temperatures: {},
         hardware_configuration: {
           type: 'fdm',
           config: {
@@ -83,6 +86,7 @@ product_id = 0x7523
             loaded_filament_idx: null,
           },
         },
+        current_job: null,
       },
       {
         id: 'unplugged',
@@ -105,7 +109,11 @@ product_id = 0x7523
         },
         state: { state: 'offline' },
         progress: null,
+        ready: false,
+        awaiting_clear_since: null,
+        temperatures: {},
         hardware_configuration: null,
+        current_job: null,
       },
       {
         id: 'zz-by-ids',
@@ -128,7 +136,11 @@ product_id = 0x7523
         },
         state: { state: 'offline' },
         progress: null,
+        ready: false,
+        awaiting_clear_since: null,
+        temperatures: {},
         hardware_configuration: null,
+        current_job: null,
       },
     ]);
   });

@@ -73,7 +73,10 @@ material.type = "pla"
       { timeoutMs: 90_000, what: `job ${id} to finish` },
     );
 
-  /** Submits a print; while the previous job is still being wrapped up the service answers 409, so retry. */
+  /**
+   * Submits a print; while the previous job is still being wrapped up the service answers 409, so retry;
+   * once the previous print has ended, its bed is confirmed clear first.
+   */
   async function submit(file: string | Uint8Array, fileName: string): Promise<string> {
     return waitFor(
       async () => {
@@ -83,7 +86,12 @@ material.type = "pla"
           file,
           fileName,
         });
-        if (response.status === 409) return false;
+        if (response.status === 409) {
+          const { error_code } = (await response.json()) as { error_code: string };
+          if (error_code === 'MachineNotReady')
+            await fetch(`${api.baseUrl}/machines/ender/clear`, { method: 'POST' });
+          return false;
+        }
         expect(response.status).toBe(200);
         return ((await response.json()) as { job_id: string }).job_id;
       },

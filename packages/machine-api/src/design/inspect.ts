@@ -8,6 +8,8 @@ import { open } from 'node:fs/promises';
 import { InvalidDesign } from '../errors.js';
 import type { Volume } from '../machines/machine.js';
 import { boxSize } from './box.js';
+import { DEFAULT_DESIGN_LIMITS, type DesignLimits } from './limits.js';
+import { forEachLine } from './lines.js';
 import type { Measurement } from './measurement.js';
 import { measureObj } from './obj.js';
 import { measureAsciiStl, measureBinaryStl, STL_HEADER_BYTES, STL_TRIANGLE_BYTES } from './stl.js';
@@ -36,19 +38,28 @@ type Detected =
   | { kind: 'gcode' };
 
 /** Classifies and measures the design at `path`; throws `InvalidDesign` with a reason a person can act on. */
-export async function inspectDesign(path: string, fileName: string): Promise<DesignInfo> {
+export async function inspectDesign(
+  path: string,
+  fileName: string,
+  limits: DesignLimits = DEFAULT_DESIGN_LIMITS,
+): Promise<DesignInfo> {
   const detected = await detect(path, fileName);
   switch (detected.kind) {
     case 'gcode':
+      // Machines read G-code line by line (a USB printer streams it): no line may be endless.
+      await forEachLine(path, limits, 'G-code', null);
       return { kind: 'gcode', triangles: null, size: null };
     case 'binary-stl':
-      return { ...mesh('stl', await measureBinaryStl(path, detected.triangles)), encoding: 'binary' };
+      return {
+        ...mesh('stl', await measureBinaryStl(path, detected.triangles, limits)),
+        encoding: 'binary',
+      };
     case 'ascii-stl':
-      return { ...mesh('stl', await measureAsciiStl(path)), encoding: 'ascii' };
+      return { ...mesh('stl', await measureAsciiStl(path, limits)), encoding: 'ascii' };
     case '3mf':
-      return mesh('3mf', await measure3mf(path));
+      return mesh('3mf', await measure3mf(path, limits));
     case 'obj':
-      return mesh('obj', await measureObj(path));
+      return mesh('obj', await measureObj(path, limits));
   }
 }
 
@@ -87,7 +98,14 @@ async function detect(path: string, fileName: string): Promise<Detected> {
           `but the file has ${size} bytes`,
       );
     }
-    // Some exporters pad the file; the announced triangles are all there, the rest is ignored.
+    // Some exporters pad the file by a few bytes; more than a triangle's worth means the count lies,
+    // and a slicer counting by file size would then read triangles that were never measured.
+    if (size - expectedSize >= STL_TRIANGLE_BYTES) {
+      throw new InvalidDesign(
+        `binary STL triangle count does not match its size: its header announces ${announced} triangles ` +
+          `(${expectedSize} bytes) but the file has ${size} bytes`,
+      );
+    }
     return { kind: 'binary-stl', triangles: announced };
   }
   throw new InvalidDesign(

@@ -5,18 +5,17 @@
 
 import { InvalidDesign } from '../errors.js';
 import { emptyBox, growBox } from './box.js';
+import { beyondLimit, type DesignLimits } from './limits.js';
 import { forEachLine } from './lines.js';
 import type { Measurement } from './measurement.js';
 import { clip } from './stl.js';
 
-export async function measureObj(path: string): Promise<Measurement> {
+export async function measureObj(path: string, limits: DesignLimits): Promise<Measurement> {
   const box = emptyBox();
-  let lineNumber = 0;
   let vertices = 0;
   let faces = 0;
   // Faces may only refer to vertices defined before them (OBJ indices are 1-based, negatives count back).
-  await forEachLine(path, (raw) => {
-    lineNumber++;
+  await forEachLine(path, limits, 'OBJ file', (raw, lineNumber) => {
     const line = raw.trim();
     if (line.startsWith('v ') || line.startsWith('v\t')) {
       const parts = line.split(/\s+/);
@@ -28,6 +27,8 @@ export async function measureObj(path: string): Promise<Measurement> {
       }
       growBox(box, x, y, z);
       vertices++;
+      if (vertices > limits.maxVertices)
+        throw beyondLimit(limits, 'maxVertices', 'OBJ file has more vertices than');
     } else if (line.startsWith('f ') || line.startsWith('f\t')) {
       const corners = line.split(/\s+/).slice(1);
       if (corners.length < 3) {
@@ -46,6 +47,8 @@ export async function measureObj(path: string): Promise<Measurement> {
       }
       // A polygon of n corners is sliced as n - 2 triangles.
       faces += corners.length - 2;
+      if (faces > limits.maxTriangles)
+        throw beyondLimit(limits, 'maxTriangles', 'OBJ file has more triangles than');
     }
   });
   if (faces === 0) throw new InvalidDesign('OBJ file contains no faces');

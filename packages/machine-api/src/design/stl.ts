@@ -7,6 +7,7 @@
 import { createReadStream } from 'node:fs';
 import { InvalidDesign } from '../errors.js';
 import { emptyBox, growBox } from './box.js';
+import { beyondLimit, type DesignLimits } from './limits.js';
 import { forEachLine } from './lines.js';
 import type { Measurement } from './measurement.js';
 
@@ -15,8 +16,15 @@ export const STL_TRIANGLE_BYTES = 50;
 const TRIANGLES_PER_CHUNK = 20_000;
 
 /** Measures the first `triangles` triangles of a binary STL (the caller checked the file is long enough). */
-export async function measureBinaryStl(path: string, triangles: number): Promise<Measurement> {
+export async function measureBinaryStl(
+  path: string,
+  triangles: number,
+  limits: DesignLimits,
+): Promise<Measurement> {
   if (triangles === 0) throw new InvalidDesign('binary STL contains no triangles');
+  if (triangles > limits.maxTriangles) {
+    throw beyondLimit(limits, 'maxTriangles', `binary STL has ${triangles} triangles, more than`);
+  }
   const box = emptyBox();
   const end = STL_HEADER_BYTES + triangles * STL_TRIANGLE_BYTES - 1;
   const stream = createReadStream(path, {
@@ -55,14 +63,12 @@ export async function measureBinaryStl(path: string, triangles: number): Promise
 }
 
 /** Measures an ASCII STL; rejects files without `endsolid`, with malformed vertices or without facets. */
-export async function measureAsciiStl(path: string): Promise<Measurement> {
+export async function measureAsciiStl(path: string, limits: DesignLimits): Promise<Measurement> {
   const box = emptyBox();
-  let lineNumber = 0;
   let vertices = 0;
   let facets = 0;
   let ended = false;
-  await forEachLine(path, (raw) => {
-    lineNumber++;
+  await forEachLine(path, limits, 'ASCII STL', (raw, lineNumber) => {
     const line = raw.trim();
     if (line.startsWith('vertex')) {
       const parts = line.split(/\s+/);
@@ -83,6 +89,9 @@ export async function measureAsciiStl(path: string): Promise<Measurement> {
         );
       }
       facets++;
+      if (facets > limits.maxTriangles) {
+        throw beyondLimit(limits, 'maxTriangles', 'ASCII STL has more triangles than');
+      }
     } else if (line.startsWith('endsolid')) {
       ended = true;
     }

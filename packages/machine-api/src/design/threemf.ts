@@ -1,17 +1,19 @@
 /**
  * 3MF measuring. A 3MF is a zip whose root model part `3D/3dmodel.model` (XML) holds `<object>`s with a
  * `<mesh>` (vertices, triangles) or `<components>` (other objects under a transform), and a `<build>` of
- * `<item>`s placing objects on the plate. The zip is inflated and the XML parsed as streams, so only the
- * per-object bounding boxes are kept. Objects in other model parts (the production extension's `p:path`,
+ * `<item>`s placing objects on the plate. The zip is read through its central directory (zip-archive.ts),
+ * only model parts are inflated and their XML parsed as streams, so only the per-object bounding boxes
+ * are kept. Objects in other model parts (the production extension's `p:path`,
  * used by Bambu Studio projects) are measured the same way.
  */
 
-import { createReadStream } from 'node:fs';
-import { Unzip, UnzipInflate } from 'fflate';
+import type { Readable } from 'node:stream';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { InvalidDesign } from '../errors.js';
 import { type Box, emptyBox, growBox, isEmptyBox, mergeBox } from './box.js';
+import { beyondLimit, type DesignLimits } from './limits.js';
 import type { Measurement } from './measurement.js';
+import { checkZipLimits, openZip } from './zip-archive.js';
 
 export const ROOT_MODEL_PART = '3D/3dmodel.model';
 
@@ -34,7 +36,6 @@ interface ModelPart {
   unitScale: number;
   objects: Map<string, ModelObject>;
   items: Component[];
-  complete: boolean;
 }
 
 /** Millimetres per model unit (3MF core spec, `unit` attribute of `<model>`). */
@@ -47,15 +48,24 @@ const UNIT_SCALE: Record<string, number> = {
   meter: 1000,
 };
 
+/** Running totals over every model part, checked against the limits as the XML streams by. */
+interface Counts {
+  triangles: number;
+  vertices: number;
+}
+
+/** True for the entries that hold meshes: `3D/3dmodel.model` and the production extension's other parts. */
+export function isModelPart(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower.startsWith('3d/') && lower.endsWith('.model');
+}
+
 /** Measures the build of a 3MF: the union of its build items, in millimetres. */
-export async function measure3mf(path: string): Promise<Measurement> {
-  const parts = await readModelParts(path);
+export async function measure3mf(path: string, limits: DesignLimits): Promise<Measurement> {
+  const parts = await readModelParts(path, limits);
   const root = parts.get(ROOT_MODEL_PART.toLowerCase());
   if (!root) {
     throw new InvalidDesign(`zip archive is not a 3MF: it has no ${ROOT_MODEL_PART} part`);
-  }
-  for (const [name, part] of parts) {
-    if (!part.complete) throw new InvalidDesign(`3MF is truncated: its part ${name} ends early`);
   }
   const box = emptyBox();
   let triangles = 0;
@@ -68,44 +78,62 @@ export async function measure3mf(path: string): Promise<Measurement> {
   return { triangles, box: scaleBox(box, root.unitScale) };
 }
 
-async function readModelParts(path: string): Promise<Map<string, ModelPart>> {
-  const parts = new Map<string, ModelPart>();
-  let failure: Error | null = null;
-  const unzip = new Unzip((file) => {
-    const name = file.name.replace(/^\/+/, '').toLowerCase();
-    if (!name.startsWith('3d/') || !name.endsWith('.model')) return;
-    const part: ModelPart = { unitScale: 1, objects: new Map(), items: [], complete: false };
-    parts.set(name, part);
-    const parser = modelParser(`/${name}`, part);
-    const decoder = new TextDecoder('utf-8', { fatal: true });
-    file.ondata = (error, chunk, final) => {
-      if (failure) return;
-      try {
-        if (error) throw new InvalidDesign(`3MF archive is corrupt (${file.name}): ${error.message}`);
-        parser.write(decoder.decode(chunk, { stream: !final }));
-        if (final) {
-          parser.close();
-          part.complete = true;
-        }
-      } catch (caught) {
-        failure = caught instanceof InvalidDesign ? caught : asInvalid(file.name, caught);
-      }
-    };
-    file.start();
-  });
-  unzip.register(UnzipInflate);
+/** Parses every model part; other entries (thumbnails, settings, attachments) are never inflated. */
+async function readModelParts(path: string, limits: DesignLimits): Promise<Map<string, ModelPart>> {
+  const archive = await openZip(path);
   try {
-    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
-      unzip.push(chunk as Buffer);
-      if (failure) break;
+    checkZipLimits(archive, limits);
+    const parts = new Map<string, ModelPart>();
+    const counts: Counts = { triangles: 0, vertices: 0 };
+    for (const entry of archive.entries) {
+      if (!isModelPart(entry.name)) continue;
+      const name = entry.name.toLowerCase();
+      const part: ModelPart = { unitScale: 1, objects: new Map(), items: [] };
+      parts.set(name, part);
+      await parsePart(
+        await archive.open(entry),
+        entry.name,
+        modelParser(`/${name}`, part, counts, limits),
+        limits,
+      );
     }
-    if (!failure) unzip.push(new Uint8Array(0), true);
-  } catch (caught) {
-    const reason = caught instanceof Error ? caught.message : String(caught);
-    failure ??= new InvalidDesign(`3MF archive is truncated or corrupt: ${reason}`);
+    return parts;
+  } finally {
+    archive.close();
   }
-  if (failure) throw failure;
-  return parts;
+}
+
+const LESS_THAN = 0x3c;
+
+/**
+ * Streams one model part into its parser. Between two `<` there is one tag or one text run; neither may
+ * exceed `maxLineBytes`, which bounds every string the XML parser builds (a part of nothing but
+ * whitespace, or one endless attribute, is refused after that many bytes).
+ */
+async function parsePart(stream: Readable, entryName: string, parser: SaxesParser, limits: DesignLimits) {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let sinceTag = 0;
+  try {
+    for await (const data of stream) {
+      const chunk = data as Buffer;
+      let from = 0;
+      for (let at = chunk.indexOf(LESS_THAN); at !== -1; at = chunk.indexOf(LESS_THAN, at + 1)) {
+        if (sinceTag + (at - from) > limits.maxLineBytes) break;
+        sinceTag = 0;
+        from = at;
+      }
+      sinceTag += chunk.length - from;
+      if (sinceTag > limits.maxLineBytes) {
+        throw beyondLimit(limits, 'maxLineBytes', `3MF part ${entryName} has a tag or text run longer than`);
+      }
+      parser.write(decoder.decode(chunk, { stream: true }));
+    }
+    parser.write(decoder.decode());
+    parser.close();
+  } catch (caught) {
+    stream.destroy();
+    throw caught instanceof InvalidDesign ? caught : asInvalid(entryName, caught);
+  }
 }
 
 function asInvalid(partName: string, caught: unknown): InvalidDesign {
@@ -114,7 +142,7 @@ function asInvalid(partName: string, caught: unknown): InvalidDesign {
 }
 
 /** A SAX parser filling `part` from the XML of one model part named `partPath`. */
-function modelParser(partPath: string, part: ModelPart): SaxesParser {
+function modelParser(partPath: string, part: ModelPart, counts: Counts, limits: DesignLimits): SaxesParser {
   const parser = new SaxesParser({ xmlns: false, position: true });
   let current: ModelObject | null = null;
   parser.on('opentag', (tag: SaxesTagPlain) => {
@@ -140,10 +168,16 @@ function modelParser(partPath: string, part: ModelPart): SaxesParser {
           throw new Error(`a vertex near line ${parser.line} does not have numeric x, y and z`);
         }
         if (current) growBox(current.mesh, x, y, z);
+        if (++counts.vertices > limits.maxVertices) {
+          throw beyondLimit(limits, 'maxVertices', '3MF model has more vertices than');
+        }
         break;
       }
       case 'triangle':
         if (current) current.triangles++;
+        if (++counts.triangles > limits.maxTriangles) {
+          throw beyondLimit(limits, 'maxTriangles', '3MF model has more triangles than');
+        }
         break;
       case 'component':
         current?.components.push(reference(attributes, partPath, tag.name));

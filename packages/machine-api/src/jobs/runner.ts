@@ -6,14 +6,24 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { Conflict, MachineBusy, NotFound, ServiceError } from '../errors.js';
-import { MachineError, type MachineState, type PrintOutcome } from '../machines/machine.js';
-import type { MachineRegistry } from '../machines/registry.js';
+import { MissingScope } from '../access/errors.js';
+import { type Actor, ANONYMOUS, mayManageJob } from '../access/scopes.js';
+import type { DesignWorkers } from '../design/workers.js';
+import { BadRequest, Conflict, NotFound, ServiceError } from '../errors.js';
+import {
+  MachineError,
+  type MachineState,
+  type MachineStatus,
+  type PrintOutcome,
+} from '../machines/machine.js';
+import type { MachineChange, MachineObserver, ObservedMachine } from '../machines/observer.js';
+import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { preparePrint } from '../slicer/pipeline.js';
+import { killLeftoverSlicer } from '../slicer/prusa.js';
 import { isFinal, type Job, type JobParameters, type JobStatus } from './job.js';
 import type { JobFilter, JobStore } from './store.js';
 
@@ -28,9 +38,15 @@ export interface Upload {
 interface Flight {
   jobId: string;
   machineId: string;
+  /** The machine has started the job: whatever happens next, something may be on its bed. */
+  handedOver: boolean;
+  /** Where the job is; `current_job` of its machine reports it. */
+  status: JobStatus;
   controller: AbortController;
   /** Set when someone asked for the job to stop; becomes the job's message. */
   cancelReason: string | null;
+  /** What the submitter is answered when the job is stopped before printing (409 unless shutting down). */
+  cancelError: ServiceError | null;
   /** Resolves once the job has reached a final status and its resources are released. */
   settled: Promise<void>;
   markSettled(): void;
@@ -39,10 +55,27 @@ interface Flight {
 export interface JobRunnerOptions {
   store: JobStore;
   machines: MachineRegistry;
+  observer: MachineObserver;
   metrics: ServiceMetrics;
   dataDir: string;
   statusTimeoutMs: number;
+  /** Where designs are measured, off the event loop. */
+  designs: DesignWorkers;
   logger: Logger;
+}
+
+/** The job holding a machine, as `current_job` reports it. */
+export interface CurrentJob {
+  id: string;
+  status: JobStatus;
+}
+
+/** How `launch` treats a refusal: a direct print leaves no job, a queued one stays failed for a requeue. */
+interface LaunchOptions {
+  /** Aborts when the client of a direct print hangs up before the machine has the job. */
+  clientGone?: AbortSignal;
+  /** A 4xx refusal removes the job (its client never learnt the id). */
+  forgetRefused: boolean;
 }
 
 export class JobRunner {
@@ -52,26 +85,75 @@ export class JobRunner {
   /** Machine id → what it is busy with; set synchronously so concurrent submits get exactly one slot. */
   private readonly busy = new Map<string, string>();
   private readonly flights = new Map<string, Flight>();
+  private readonly jobListeners = new Set<(job: Job) => void>();
+  /** Machine id → the job whose message says the machine went silent. */
+  private readonly silent = new Map<string, string>();
+  private unobserve: (() => void) | null = null;
 
   constructor(private readonly options: JobRunnerOptions) {
     this.uploadDir = join(options.dataDir, 'uploads');
     this.workRoot = join(options.dataDir, 'jobs');
   }
 
-  /** Fails the jobs a previous run left in flight and clears leftover files. */
+  /**
+   * Fails the jobs a previous run left in flight (their machines' beds then await a clear), restores the
+   * beds awaiting a clear, and clears leftover files.
+   */
   async start(): Promise<void> {
-    const interrupted = await this.options.store.failUnfinished();
-    for (const job of interrupted) {
-      this.options.logger.warn({ job: job.id, machine: job.machineId }, 'job interrupted by a restart');
+    const { store, observer, logger } = this.options;
+    const interrupted = await store.failUnfinished();
+    for (const { job, was } of interrupted) {
+      logger.warn({ job: job.id, machine: job.machineId }, 'job interrupted by a restart');
+      if (job.machineId && (was === 'uploading' || was === 'printing')) {
+        await store.markBedAwaiting(job.machineId, job.updatedAt, job.id);
+      }
+    }
+    for (const bed of await store.awaitingBeds()) observer.setAwaitingClear(bed.machineId, bed.since);
+    // A slicer of a run that was killed (kill -9) keeps running under init: end it before its files go.
+    for (const jobDir of await readdir(this.workRoot).catch(() => [] as string[])) {
+      const pid = await killLeftoverSlicer(join(this.workRoot, jobDir));
+      if (pid !== null) logger.warn({ pid, job: jobDir }, 'stopped a slicer left by a previous run');
     }
     await Promise.all(
       [this.workRoot, this.uploadDir].map((dir) => rm(dir, { recursive: true, force: true })),
     );
     await Promise.all([this.workRoot, this.uploadDir].map((dir) => mkdir(dir, { recursive: true })));
+    this.unobserve = observer.onChange((change) => this.watchSilence(change));
+  }
+
+  /** Calls `listener` with every job the runner created or changed; returns the unsubscribe function. */
+  onJobChange(listener: (job: Job) => void): () => void {
+    this.jobListeners.add(listener);
+    return () => this.jobListeners.delete(listener);
+  }
+
+  /** Tells the listeners about a job the runner or the queue changed. */
+  changed(job: Job): Job {
+    for (const listener of this.jobListeners) {
+      try {
+        listener(job);
+      } catch (error) {
+        this.options.logger.error({ err: error, job: job.id }, 'job listener failed');
+      }
+    }
+    return job;
+  }
+
+  /** Whether a job of this service is on its way to or printing on the machine. */
+  isBusy(machineId: string): boolean {
+    return this.busy.has(machineId);
+  }
+
+  /** Percent printed of a job: the machine's progress while printing, 100 once completed, else null. */
+  progressOf(job: Job): number | null {
+    if (job.status === 'completed') return 100;
+    if (job.status !== 'printing' || !job.machineId) return null;
+    return this.options.observer.current(job.machineId)?.status.progress ?? null;
   }
 
   /** Waits (at most `timeoutMs`) for jobs that are finishing to record their outcome. */
   async drain(timeoutMs: number): Promise<void> {
+    this.unobserve?.();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all([...this.flights.values()].map((flight) => flight.settled)),
@@ -80,6 +162,27 @@ export class JobRunner {
       }),
     ]);
     clearTimeout(timer);
+  }
+
+  /** The job holding `machineId` (slicing, uploading or printing), null when it is free. */
+  currentJob(machineId: string): CurrentJob | null {
+    for (const flight of this.flights.values()) {
+      if (flight.machineId === machineId) return { id: flight.jobId, status: flight.status };
+    }
+    return null;
+  }
+
+  /**
+   * Stops every job that has not reached its machine yet (slicers are killed); their submitters are
+   * answered `error`. Printing jobs are left to their machines.
+   */
+  cancelPreparations(reason: string, error: ServiceError): void {
+    for (const flight of this.flights.values()) {
+      if (flight.handedOver) continue;
+      flight.cancelReason ??= reason;
+      flight.cancelError ??= error;
+      flight.controller.abort();
+    }
   }
 
   async get(id: string): Promise<Job> {
@@ -94,85 +197,140 @@ export class JobRunner {
 
   /**
    * Creates a job for `upload` and runs it until the machine has started printing. Throws `NotFound` for
-   * an unknown machine and `MachineBusy` when it is not idle or already has a job; those create no job.
+   * an unknown machine, `MachineBusy` when it has a job or is printing, `MachineNotReady` when its bed
+   * awaits a confirmation. Anything answered 4xx leaves no job behind (the client never learns its id);
+   * `clientGone` aborting before the machine has the job cancels it, as the anchor does on a disconnect.
    */
-  async submit(upload: Upload, parameters: JobParameters): Promise<Job> {
-    const { store, machines, statusTimeoutMs } = this.options;
+  async submit(
+    upload: Upload,
+    parameters: JobParameters & { machine_id: string },
+    owner: string | null = null,
+    clientGone?: AbortSignal,
+  ): Promise<Job> {
+    const { store, machines } = this.options;
     const entry = machines.require(parameters.machine_id);
     const machineId = entry.id;
-    const busyWith = this.busy.get(machineId);
-    if (busyWith) throw new MachineBusy(`machine "${machineId}" is busy with ${busyWith}`);
-    this.busy.set(machineId, 'another print request');
-
-    let flight: Flight | undefined;
+    this.reserve(machineId, 'another print request');
     let workDir: string | undefined;
+    let launched = false;
     try {
-      const [status] = await machines.statuses([entry], statusTimeoutMs);
-      assertIdle(machineId, status?.state ?? { state: 'unknown' });
-
+      await this.assertReady(entry);
+      assertFilament(entry, this.options.observer.current(machineId)?.status, parameters);
+      clientGone?.throwIfAborted();
       const jobId = randomUUID();
       workDir = join(this.workRoot, jobId);
       await mkdir(workDir);
       const designPath = join(workDir, `design${safeExtension(upload.fileName)}`);
       await rename(upload.path, designPath);
-      let job = await store.insert({
-        id: jobId,
-        machineId,
-        jobName: parameters.job_name,
-        fileName: upload.fileName,
-        fileSize: upload.size,
-        parameters,
-      });
-      flight = this.track(jobId, machineId);
+      const job = this.changed(
+        await store.insert({
+          id: jobId,
+          machineId,
+          jobName: parameters.job_name,
+          fileName: upload.fileName,
+          fileSize: upload.size,
+          parameters,
+          owner,
+        }),
+      );
       this.busy.set(machineId, `job ${jobId}`);
-
-      job = await store.setStatus(jobId, 'slicing');
-      const signal = flight.controller.signal;
-      const prepared = await preparePrint({
-        uploadPath: designPath,
-        fileName: upload.fileName,
-        format: entry.machine.printFormat,
-        maxPartVolume: machines.maxPartVolume(entry),
-        slicer: entry.common.slicer,
-        filamentIndex:
-          parameters.slicer_configuration?.filament_idx ?? entry.common.loadedFilamentIdx ?? undefined,
-        workDir,
-        signal,
-      });
-      signal.throwIfAborted();
-      if (prepared.estimate) await store.setEstimate(jobId, prepared.estimate);
-      job = await store.setStatus(jobId, 'uploading');
-      const active = await entry.machine.print({
-        jobId,
-        jobName: parameters.job_name,
-        filePath: prepared.filePath,
-        signal,
-      });
-      // Cancelled while the machine was starting: it has the job now, so stop it there.
-      if (signal.aborted) await entry.machine.stop().catch(() => undefined);
-      job = await store.setStatus(jobId, 'printing');
-      void this.follow(flight, active.finished, workDir);
-      return job;
+      launched = true;
+      return await this.launch(job, entry, designPath, workDir, { clientGone, forgetRefused: true });
     } catch (error) {
-      await this.freeMachine(machineId, workDir);
-      if (!flight) throw error;
-      const cancelled = flight.controller.signal.aborted;
-      const status: JobStatus = cancelled ? 'cancelled' : 'failed';
-      const message = cancelled
-        ? (flight.cancelReason ?? 'cancelled')
-        : this.describeFailure(error, flight.jobId);
-      try {
-        await this.finish(flight, status, message);
-      } finally {
-        this.settle(flight);
-      }
-      throw cancelled ? new Conflict(`job ${flight.jobId} was cancelled before it started printing`) : error;
+      // Once launched, the launch itself has released the machine (someone else may hold it by now).
+      if (!launched) await this.freeMachine(machineId, workDir);
+      throw error;
     }
   }
 
-  /** Cancels a job that has not finished: aborts its preparation, or stops the machine printing it. */
-  async cancel(id: string): Promise<Job> {
+  /**
+   * Runs a queued job the queue has claimed for `entry`: checks the machine is still ready, then slices
+   * the kept design with this machine's profile and starts it. Resolves `not-ready` (the job stays the
+   * queue's) when the machine turned out not to be ready; otherwise the job is this runner's from then on
+   * and the promise settles once it printing or failed.
+   */
+  async dispatch(job: Job, entry: RegisteredMachine): Promise<'started' | 'not-ready' | 'failed'> {
+    const machineId = entry.id;
+    if (this.busy.has(machineId) || !job.designPath) return 'not-ready';
+    this.reserve(machineId, `job ${job.id}`);
+    try {
+      await this.assertReady(entry);
+    } catch {
+      await this.freeMachine(machineId, undefined);
+      return 'not-ready';
+    }
+    const workDir = join(this.workRoot, job.id);
+    let launched = false;
+    try {
+      await mkdir(workDir, { recursive: true });
+      const designPath = join(workDir, `design${safeExtension(job.fileName)}`);
+      // A copy: the kept design stays for a requeue if this attempt fails.
+      await copyFile(job.designPath, designPath);
+      launched = true;
+      await this.launch(job, entry, designPath, workDir, { forgetRefused: false });
+      return 'started';
+    } catch (error) {
+      if (!launched) {
+        await this.freeMachine(machineId, workDir);
+        const message = this.describeFailure(error, job.id);
+        this.changed(await this.options.store.setStatus(job.id, 'failed', message));
+      }
+      return 'failed';
+    }
+  }
+
+  /**
+   * Confirms that the machine's bed is clear (on Klipper also resets the finished file). Refused while a
+   * job of this service is on the machine or it prints (`MachineBusy`), when it failed (`MachineRejected`:
+   * that needs a look at the machine) and when it is offline.
+   */
+  async clear(machineId: string): Promise<ObservedMachine> {
+    const { machines, observer, store } = this.options;
+    const entry = machines.require(machineId);
+    const busyWith = this.busy.get(entry.id);
+    if (busyWith)
+      throw new MachineError(
+        'MachineBusy',
+        `machine "${entry.id}" is busy with ${busyWith}; clear it once that has ended`,
+      );
+    const { status } = await observer.refresh(entry.id);
+    const state = status.state;
+    if (state.state === 'running' || state.state === 'paused') {
+      throw new MachineError(
+        'MachineBusy',
+        `machine "${entry.id}" is ${state.state}; clear its bed once the print has ended`,
+      );
+    }
+    if (state.state === 'failed') {
+      throw new MachineError(
+        'MachineRejected',
+        `machine "${entry.id}" reports a failure${state.message ? `: ${state.message}` : ''}; fix it at the machine before confirming the bed clear`,
+      );
+    }
+    if (state.state === 'offline') {
+      throw new MachineError(
+        'MachineOffline',
+        `machine "${entry.id}" is offline; the bed cannot be confirmed now`,
+      );
+    }
+    if (state.state === 'complete') await entry.machine.clear?.();
+    await store.markBedClear(entry.id);
+    observer.setAwaitingClear(entry.id, null);
+    this.options.logger.info({ machine: entry.id }, 'bed confirmed clear');
+    return observer.refresh(entry.id);
+  }
+
+  /**
+   * Cancels a job that has not finished: aborts its preparation, or stops the machine printing it.
+   * `actor` must own the job or hold `control` (a `print` key cancels only its own jobs).
+   */
+  async cancel(id: string, actor: Actor = ANONYMOUS): Promise<Job> {
     const job = await this.get(id);
+    if (!mayManageJob(actor, job.owner)) {
+      throw new MissingScope(
+        `job ${id} was submitted by ${job.owner === null ? 'no key' : `the key "${job.owner}"`}; cancelling another key's job needs the "control" scope`,
+      );
+    }
     const flight = this.flights.get(id);
     if (!flight || isFinal(job.status)) throw new Conflict(`job ${id} is already ${job.status}`);
     flight.cancelReason ??= 'cancelled by request';
@@ -185,6 +343,120 @@ export class JobRunner {
     return this.get(id);
   }
 
+  /** Takes the machine's one job slot synchronously (concurrent requests get exactly one). */
+  private reserve(machineId: string, what: string): void {
+    const busyWith = this.busy.get(machineId);
+    if (busyWith) throw new MachineError('MachineBusy', `machine "${machineId}" is busy with ${busyWith}`);
+    this.busy.set(machineId, what);
+    this.options.observer.setBusy(machineId, true);
+  }
+
+  /** Only an idle machine whose bed is confirmed clear takes a job; the status is read now, not cached. */
+  private async assertReady(entry: RegisteredMachine): Promise<void> {
+    const { status, awaitingClearSince } = await this.options.observer.refresh(entry.id);
+    assertIdle(entry.id, status.state);
+    if (awaitingClearSince !== null) {
+      throw new MachineError(
+        'MachineNotReady',
+        `machine "${entry.id}" has had a print on its bed since ${awaitingClearSince}: remove it, then confirm with POST /machines/${entry.id}/clear`,
+      );
+    }
+  }
+
+  /** Slicing → uploading → printing of a job whose machine slot is reserved; the flight follows the print. */
+  private async launch(
+    job: Job,
+    entry: RegisteredMachine,
+    designPath: string,
+    workDir: string,
+    options: LaunchOptions,
+  ): Promise<Job> {
+    const { store, machines } = this.options;
+    const jobId = job.id;
+    const machineId = entry.id;
+    const flight = this.track(jobId, machineId);
+    const parameters = job.parameters;
+    onAbort(options.clientGone, () => {
+      if (flight.handedOver) return;
+      flight.cancelReason ??= 'the client disconnected before the job started printing';
+      flight.controller.abort();
+    });
+    try {
+      this.changed(await this.advance(flight, 'slicing'));
+      const signal = flight.controller.signal;
+      const prepared = await preparePrint({
+        uploadPath: designPath,
+        fileName: job.fileName,
+        format: entry.machine.printFormat,
+        maxPartVolume: machines.maxPartVolume(entry),
+        slicer: entry.common.slicer,
+        takesDesigns: entry.machine.takesDesigns ?? false,
+        designs: this.options.designs,
+        filamentIndex: filamentIndexFor(job, entry),
+        workDir,
+        signal,
+      });
+      signal.throwIfAborted();
+      if (prepared.estimate) await store.setEstimate(jobId, prepared.estimate);
+      this.changed(await this.advance(flight, 'uploading'));
+      const active = await entry.machine.print({
+        jobId,
+        jobName: parameters.job_name,
+        filePath: prepared.filePath,
+        signal,
+      });
+      // Cancelled while the machine was starting: it has the job now, so stop it there.
+      flight.handedOver = true;
+      if (signal.aborted) await entry.machine.stop().catch(() => undefined);
+      // GET /machines answers from the observer's snapshot: re-read the machine now, so nobody who
+      // has the job's answer sees it idle until the next poll (backends that push would say it soon,
+      // a USB printer does not push).
+      await this.options.observer.refresh(entry.id).catch(() => undefined);
+      const printing = this.changed(await this.advance(flight, 'printing'));
+      void this.follow(flight, active.finished, workDir);
+      return printing;
+    } catch (error) {
+      const cancelled = flight.controller.signal.aborted;
+      // Only a print the machine had started can have left something on the bed.
+      await this.releaseMachine(flight, workDir, flight.handedOver);
+      if (options.forgetRefused && !cancelled && error instanceof ServiceError && error.statusCode < 500) {
+        // Refused (bad design, slicer failure, machine refusal): the answer is the error, not a job.
+        try {
+          await store.delete(jobId);
+        } finally {
+          this.settle(flight);
+        }
+        throw error;
+      }
+      const status: JobStatus = cancelled ? 'cancelled' : 'failed';
+      const message = cancelled ? (flight.cancelReason ?? 'cancelled') : this.describeFailure(error, jobId);
+      try {
+        await this.finish(flight, status, message);
+      } finally {
+        this.settle(flight);
+      }
+      if (!cancelled) throw error;
+      throw flight.cancelError ?? new Conflict(`job ${jobId} was cancelled before it started printing`);
+    }
+  }
+
+  /** Keeps a message on the printing job while its machine does not answer, and drops it once it does. */
+  private watchSilence(change: MachineChange): void {
+    if (change.kind !== 'state') return;
+    const { id, offlineSince } = change.machine;
+    const jobId = this.busy.get(id)?.replace(/^job /, '');
+    const flight = jobId ? this.flights.get(jobId) : undefined;
+    const flagged = this.silent.get(id);
+    if (offlineSince !== null && flight && flagged !== flight.jobId) {
+      this.silent.set(id, flight.jobId);
+      const message = `machine "${id}" has not answered since ${new Date(offlineSince).toISOString()}; the job fails only if it stays silent beyond the machine's grace period, and goes on if the machine is found still printing it`;
+      void this.options.store.setMessage(flight.jobId, message).then((job) => job && this.changed(job));
+    } else if (offlineSince === null && flagged) {
+      this.silent.delete(id);
+      void this.options.store.setMessage(flagged, null).then((job) => job && this.changed(job));
+    }
+  }
+
   private track(jobId: string, machineId: string): Flight {
     let markSettled!: () => void;
     const settled = new Promise<void>((resolve) => {
@@ -193,13 +465,22 @@ export class JobRunner {
     const flight: Flight = {
       jobId,
       machineId,
+      handedOver: false,
+      status: 'queued',
       controller: new AbortController(),
       cancelReason: null,
+      cancelError: null,
       settled,
       markSettled,
     };
     this.flights.set(jobId, flight);
     return flight;
+  }
+
+  /** Records the job's next status, in the store and for `current_job`. */
+  private advance(flight: Flight, status: JobStatus): Promise<Job> {
+    flight.status = status;
+    return this.options.store.setStatus(flight.jobId, status);
   }
 
   /**
@@ -219,7 +500,16 @@ export class JobRunner {
         : outcome.status === 'cancelled'
           ? (flight.cancelReason ?? 'the print was stopped on the machine')
           : null;
-    await this.freeMachine(flight.machineId, workDir);
+    const entry = this.options.machines.get(flight.machineId);
+    let bedAwaits = true;
+    if (entry?.common.autoClear && outcome.status !== 'failed') {
+      // The printer clears its own bed; Klipper still has to forget the finished file to read idle.
+      bedAwaits = false;
+      await entry.machine.clear?.().catch((error: unknown) => {
+        this.options.logger.warn({ err: error, machine: flight.machineId }, 'automatic clear failed');
+      });
+    }
+    await this.releaseMachine(flight, workDir, bedAwaits);
     try {
       await this.finish(flight, outcome.status, message);
     } catch (error) {
@@ -230,12 +520,45 @@ export class JobRunner {
   }
 
   private async finish(flight: Flight, status: JobStatus, message: string | null): Promise<void> {
-    await this.options.store.setStatus(flight.jobId, status, message);
+    // A completed queue job's kept design is no longer needed (a failed one stays for a requeue). It goes
+    // before the status is recorded: whoever sees the job completed must no longer find its file.
+    if (status === 'completed') await this.dropKeptDesign(flight.jobId);
+    const job = await this.options.store.setStatus(flight.jobId, status, message);
+    this.changed(job);
     this.options.metrics.jobFinished(status as 'completed' | 'failed' | 'cancelled');
     this.options.logger.info(
       { job: flight.jobId, machine: flight.machineId, status, message },
       'job finished',
     );
+  }
+
+  private async dropKeptDesign(jobId: string): Promise<void> {
+    const designPath = (await this.options.store.get(jobId))?.designPath;
+    if (!designPath) return;
+    await rm(designPath, { force: true }).catch(() => undefined);
+    await this.options.store.dropDesign(jobId);
+  }
+
+  /**
+   * Records that the print's remains await a clear (when they do), before the machine is freed: the queue
+   * must never see the machine free with an unconfirmed bed.
+   */
+  private async releaseMachine(
+    flight: Flight,
+    workDir: string | undefined,
+    bedAwaits: boolean,
+  ): Promise<void> {
+    if (bedAwaits) {
+      const since = new Date().toISOString();
+      try {
+        await this.options.store.markBedAwaiting(flight.machineId, since, flight.jobId);
+      } catch (error) {
+        this.options.logger.error({ err: error, machine: flight.machineId }, 'could not record the bed');
+      }
+      this.options.observer.setAwaitingClear(flight.machineId, since);
+    }
+    this.silent.delete(flight.machineId);
+    await this.freeMachine(flight.machineId, workDir);
   }
 
   /** Removes the job's files and lets the machine take the next job. */
@@ -246,6 +569,9 @@ export class JobRunner {
       });
     }
     this.busy.delete(machineId);
+    this.options.observer.setBusy(machineId, false);
+    // The machine's own state may have moved on while it was busy (e.g. Klipper `complete`).
+    void this.options.observer.refresh(machineId).catch(() => undefined);
   }
 
   /** Wakes whoever waits for the job to be final (cancel); its status is recorded by then. */
@@ -256,7 +582,7 @@ export class JobRunner {
 
   /** The message a failed job keeps: the domain error's own words, never internals. */
   private describeFailure(error: unknown, jobId: string): string {
-    if (error instanceof ServiceError || error instanceof MachineError) return error.message;
+    if (error instanceof ServiceError) return error.message;
     this.options.logger.error({ err: error, job: jobId }, 'job failed with an unexpected error');
     return 'internal error (see the service log)';
   }
@@ -273,7 +599,54 @@ function assertIdle(machineId: string, state: MachineState): void {
       'MachineRejected',
       `machine "${machineId}" reports a failure${state.message ? `: ${state.message}` : ''}; clear it before printing`,
     );
-  throw new MachineBusy(`machine "${machineId}" is ${state.state}, not idle`);
+  // The device remembers a finished print (Klipper `complete`): a person has to look at the bed.
+  if (state.state === 'complete')
+    throw new MachineError(
+      'MachineNotReady',
+      `machine "${machineId}" has finished a print that is still on its bed: remove it, then confirm with POST /machines/${machineId}/clear`,
+    );
+  throw new MachineError('MachineBusy', `machine "${machineId}" is ${state.state}, not idle`);
+}
+
+/** `filament_idx` must name one of the machine's filaments (those it reports, else the configured ones). */
+function assertFilament(
+  entry: RegisteredMachine,
+  status: MachineStatus | undefined,
+  parameters: JobParameters,
+): void {
+  const index = parameters.slicer_configuration?.filament_idx;
+  if (index === undefined || index === null) return;
+  const filaments = status?.hardware?.filaments.length ?? entry.common.filaments.length;
+  if (index < filaments) return;
+  throw new BadRequest(
+    `slicer_configuration.filament_idx ${index} does not index a filament of machine "${entry.id}": ` +
+      (filaments === 0 ? 'it has no filaments configured' : `it has ${filaments} (0 to ${filaments - 1})`),
+  );
+}
+
+/** Runs `listener` once when `signal` aborts (at once if it already has). */
+function onAbort(signal: AbortSignal | undefined, listener: () => void): void {
+  if (!signal) return;
+  if (signal.aborted) listener();
+  else signal.addEventListener('abort', listener, { once: true });
+}
+
+/**
+ * The filament to slice with: the one asked for, else for a queued job with a material constraint the
+ * machine's filament of that material (the loaded one first), else the loaded one.
+ */
+function filamentIndexFor(job: Job, entry: RegisteredMachine): number | undefined {
+  const asked = job.parameters.slicer_configuration?.filament_idx;
+  if (asked !== undefined && asked !== null) return asked;
+  const loaded = entry.common.loadedFilamentIdx;
+  const material = job.constraints?.material;
+  if (material) {
+    const filaments = entry.common.filaments;
+    if (loaded !== null && filaments[loaded]?.material.type === material) return loaded;
+    const index = filaments.findIndex((filament) => filament.material.type === material);
+    if (index >= 0) return index;
+  }
+  return loaded ?? undefined;
 }
 
 /** The upload's extension, lower-cased and reduced to safe characters (the content decides the type). */

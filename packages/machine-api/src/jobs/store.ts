@@ -3,15 +3,32 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { SliceEstimate } from '../slicer/slicer.js';
 import type { JobDatabase, JobsTable } from './database.js';
-import { FINAL_STATUSES, type Job, type JobParameters, type JobStatus } from './job.js';
+import {
+  FINAL_STATUSES,
+  type Job,
+  type JobParameters,
+  type JobStatus,
+  type QueueConstraints,
+} from './job.js';
 
 export interface NewJob {
   id: string;
-  machineId: string;
+  /** Null for a job entering the queue. */
+  machineId: string | null;
   jobName: string;
   fileName: string;
   fileSize: number;
   parameters: JobParameters;
+  owner?: string | null;
+  /** Set for a job entering the queue. */
+  queue?: { priority: number; constraints: QueueConstraints; designPath: string };
+}
+
+/** A machine whose bed waits for a confirmation that it is clear. */
+export interface AwaitingBed {
+  machineId: string;
+  since: string;
+  jobId: string | null;
 }
 
 export interface JobFilter {
@@ -34,13 +51,19 @@ function toJob(row: Selectable<JobsTable>): Job {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
+    owner: row.owner,
+    priority: row.priority,
+    constraints: row.constraints === null ? null : (JSON.parse(row.constraints) as QueueConstraints),
+    queuedAt: row.queued_at,
+    dispatchedAt: row.dispatched_at,
+    designPath: row.design_path,
   };
 }
 
 export class JobStore {
   constructor(private readonly db: Kysely<JobDatabase>) {}
 
-  /** Records a new job as `queued`. */
+  /** Records a new job as `queued` (with `queue`, as a job waiting in the farm queue). */
   async insert(job: NewJob): Promise<Job> {
     const now = new Date().toISOString();
     const row = await this.db
@@ -58,10 +81,21 @@ export class JobStore {
         created_at: now,
         updated_at: now,
         finished_at: null,
+        owner: job.owner ?? null,
+        priority: job.queue?.priority ?? 0,
+        constraints: job.queue ? JSON.stringify(job.queue.constraints) : null,
+        queued_at: job.queue ? now : null,
+        dispatched_at: null,
+        design_path: job.queue?.designPath ?? null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
     return toJob(row);
+  }
+
+  /** Removes a job that was refused before it started (the request was answered 4xx, so it never existed). */
+  async delete(id: string): Promise<void> {
+    await this.db.deleteFrom('jobs').where('id', '=', id).execute();
   }
 
   /** Moves a job to `status`; a final status also stamps `finished_at`. */
@@ -99,22 +133,166 @@ export class JobStore {
     return rows.map(toJob);
   }
 
-  /** Marks every job that was still in flight as failed (the service stopped while it ran). */
-  async failUnfinished(): Promise<Job[]> {
+  /** Jobs waiting in the queue: highest priority first, then oldest in the queue, then oldest. */
+  async waiting(): Promise<Job[]> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', '=', 'queued')
+      .where('machine_id', 'is', null)
+      .orderBy('priority', 'desc')
+      .orderBy('queued_at', 'asc')
+      .orderBy('seq', 'asc')
+      .execute();
+    return rows.map(toJob);
+  }
+
+  /**
+   * Hands a waiting job to a machine, atomically: only one caller (of any instance sharing the database)
+   * gets it. Returns undefined when the job is no longer waiting.
+   */
+  async claim(id: string, machineId: string): Promise<Job | undefined> {
+    const now = new Date().toISOString();
+    const row = await this.db
+      .updateTable('jobs')
+      .set({ machine_id: machineId, dispatched_at: now, updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .where('machine_id', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toJob(row) : undefined;
+  }
+
+  /** Puts a claimed job back in the queue at its place (its machine turned out not to be ready). */
+  async unclaim(id: string): Promise<Job> {
+    const row = await this.db
+      .updateTable('jobs')
+      .set({ machine_id: null, dispatched_at: null, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toJob(row);
+  }
+
+  /** Changes the priority and/or constraints of a job still waiting; undefined when it no longer waits. */
+  async reprioritise(
+    id: string,
+    change: { priority?: number; constraints?: QueueConstraints },
+  ): Promise<Job | undefined> {
+    const row = await this.db
+      .updateTable('jobs')
+      .set({
+        ...(change.priority !== undefined ? { priority: change.priority } : {}),
+        ...(change.constraints !== undefined ? { constraints: JSON.stringify(change.constraints) } : {}),
+        updated_at: new Date().toISOString(),
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .where('machine_id', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toJob(row) : undefined;
+  }
+
+  /** Cancels a job still waiting in the queue; undefined when it no longer waits. */
+  async cancelWaiting(id: string, message: string): Promise<Job | undefined> {
+    const now = new Date().toISOString();
+    const row = await this.db
+      .updateTable('jobs')
+      .set({ status: 'cancelled', message, updated_at: now, finished_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .where('machine_id', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toJob(row) : undefined;
+  }
+
+  /** Puts a failed or cancelled queue job back at the end of its priority; undefined when not allowed. */
+  async requeue(id: string): Promise<Job | undefined> {
+    const now = new Date().toISOString();
+    const row = await this.db
+      .updateTable('jobs')
+      .set({
+        status: 'queued',
+        machine_id: null,
+        message: null,
+        estimate: null,
+        finished_at: null,
+        dispatched_at: null,
+        queued_at: now,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('status', 'in', ['failed', 'cancelled'])
+      .where('design_path', 'is not', null)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toJob(row) : undefined;
+  }
+
+  /** Forgets where a job's design was kept (the file is gone). */
+  async dropDesign(id: string): Promise<void> {
+    await this.db.updateTable('jobs').set({ design_path: null }).where('id', '=', id).execute();
+  }
+
+  /** Keeps (or replaces) the message of a job that has not finished, e.g. "machine silent since …". */
+  async setMessage(id: string, message: string | null): Promise<Job | undefined> {
+    const row = await this.db
+      .updateTable('jobs')
+      .set({ message, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .where('status', 'not in', [...FINAL_STATUSES])
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toJob(row) : undefined;
+  }
+
+  /** Machines whose bed waits for a confirmation that it is clear. */
+  async awaitingBeds(): Promise<AwaitingBed[]> {
+    const rows = await this.db.selectFrom('machine_beds').selectAll().execute();
+    return rows.map((row) => ({
+      machineId: row.machine_id,
+      since: row.awaiting_clear_since,
+      jobId: row.job_id,
+    }));
+  }
+
+  /** Records that a print left something on the machine's bed (keeps the earliest such time). */
+  async markBedAwaiting(machineId: string, since: string, jobId: string | null): Promise<void> {
+    await this.db
+      .insertInto('machine_beds')
+      .values({ machine_id: machineId, awaiting_clear_since: since, job_id: jobId })
+      .onConflict((conflict) => conflict.column('machine_id').doNothing())
+      .execute();
+  }
+
+  /** Records that the machine's bed was confirmed clear. */
+  async markBedClear(machineId: string): Promise<void> {
+    await this.db.deleteFrom('machine_beds').where('machine_id', '=', machineId).execute();
+  }
+
+  /**
+   * Marks every job that was in flight as failed (the service stopped while it ran); jobs still waiting in
+   * the queue stay queued. Returns the failed jobs with the status they had.
+   */
+  async failUnfinished(): Promise<{ job: Job; was: JobStatus }[]> {
     const unfinished = await this.db
       .selectFrom('jobs')
       .selectAll()
       .where('status', 'not in', [...FINAL_STATUSES])
+      .where((eb) => eb.or([eb('status', '!=', 'queued'), eb('machine_id', 'is not', null)]))
       .execute();
-    const failed: Job[] = [];
+    const failed: { job: Job; was: JobStatus }[] = [];
     for (const row of unfinished) {
-      failed.push(
-        await this.setStatus(
-          row.id,
-          'failed',
-          `machine-api stopped while the job was ${row.status}; what the machine did afterwards is unknown`,
-        ),
+      const job = await this.setStatus(
+        row.id,
+        'failed',
+        `machine-api stopped while the job was ${row.status}; what the machine did afterwards is unknown`,
       );
+      failed.push({ job, was: row.status as JobStatus });
     }
     return failed;
   }

@@ -5,8 +5,8 @@
  * between its machines.
  */
 
-import type { TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import type { TSchema } from 'typebox';
 import type { Machine } from './machine.js';
 
 export interface BackendContext {

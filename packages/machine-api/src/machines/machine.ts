@@ -5,6 +5,8 @@
  * each backend's folder. Wire names (`FusedDeposition`, `{"Usb":{}}`, `ExtraKindA`, …) are the seed's.
  */
 
+import { ServiceError } from '../errors.js';
+
 export type MachineType = 'Stereolithography' | 'FusedDeposition' | 'Cnc';
 
 /** The anchor's filament materials (`material = { type = "pla" }` in the TOML, `FilamentMaterial` on the wire). */
@@ -108,6 +110,8 @@ export interface Machine {
   readonly id: string;
   /** The file format `print` expects. */
   readonly printFormat: PrintFileFormat;
+  /** A simulator that takes any design as it is, sliced or not (the anchor's Noop); absent means false. */
+  readonly takesDesigns?: boolean;
   identity(): MachineIdentity;
   /** Never throws: a device that does not answer in time is reported as `offline`. */
   status(): Promise<MachineStatus>;
@@ -120,19 +124,43 @@ export interface Machine {
   resume(): Promise<void>;
   /** Stops the current job (the anchor's `stop`); the active print's `finished` settles as `cancelled`. */
   stop(): Promise<void>;
+  /**
+   * Optional: tells a device that remembers a finished print (Klipper's `complete`/`cancelled`) that the
+   * bed has been cleared, so it reads idle again. Only called when the machine is not printing.
+   */
+  clear?(): Promise<void>;
+  /**
+   * Optional: calls `listener` whenever the device has pushed something that may change `status()` (a
+   * websocket notification, an MQTT report, a print starting or ending). The service then reads `status()`
+   * at once instead of waiting for its next poll. Returns the unsubscribe function.
+   */
+  onStatusChange?(listener: () => void): () => void;
   /** Starts background work (connections, discovery, polling). */
   start(): Promise<void>;
   /** Releases every connection, timer and child process. */
   close(): Promise<void>;
 }
 
-/** Why a machine refused an operation; the HTTP layer maps `code` to a status and `error_code`. */
-export class MachineError extends Error {
+/** HTTP status of each machine-state error: busy or refusing is a conflict, unreachable is unavailable. */
+const MACHINE_ERROR_STATUS = {
+  MachineBusy: 409,
+  /** Idle, but the bed awaits a confirmation that it is clear (or the device still shows a finished print). */
+  MachineNotReady: 409,
+  MachineRejected: 409,
+  MachineOffline: 503,
+  NotSupported: 501,
+} as const;
+
+/**
+ * Why a machine refused an operation: the one family of machine-state errors, thrown by backends and by
+ * the job runner alike. A `ServiceError`, so the error mapper renders it like every other domain error.
+ */
+export class MachineError extends ServiceError {
   constructor(
-    readonly code: 'MachineBusy' | 'MachineOffline' | 'MachineRejected' | 'NotSupported',
+    readonly code: keyof typeof MACHINE_ERROR_STATUS,
     message: string,
   ) {
-    super(message);
+    super(MACHINE_ERROR_STATUS[code], code, message);
     this.name = 'MachineError';
   }
 }

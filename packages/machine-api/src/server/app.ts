@@ -1,30 +1,48 @@
 /**
  * The HTTP application: Fastify with the TypeBox type provider, the shared schemas, the OpenAPI document,
- * CORS, request ids, the error mapper, 404/405 handling, request metrics, and the route modules.
+ * CORS, request ids, the error mapper, 404/405 handling, request metrics, the route modules, and the
+ * dashboard's static files at /ui/.
  */
 
 import { randomUUID } from 'node:crypto';
-import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import { installErrorHandling, methodNotAllowedRoutes } from './errors.js';
-import { registerOpenApi } from './openapi.js';
+import { installAccess, loggableUrl } from '../access/hook.js';
+import type { AccessSettings } from '../access/settings.js';
+import { rewriteOctoPrintUrl } from '../octoprint/base-url.js';
+import { octoPrintRoutes } from '../octoprint/routes.js';
+import { octoPrintSchemas } from '../octoprint/schemas.js';
+import { registerDashboard } from './dashboard.js';
+import {
+  clientError,
+  frameworkError,
+  installErrorHandling,
+  MAX_PARAM_LENGTH,
+  methodNotAllowedRoutes,
+} from './errors.js';
+import { keySchemas } from './key-schemas.js';
+import { API_VERSION, registerOpenApi } from './openapi.js';
+import { eventRoutes } from './routes/events.js';
+import { fileRoutes } from './routes/files.js';
 import { jobRoutes } from './routes/jobs.js';
+import { keyRoutes } from './routes/keys.js';
 import { machineRoutes } from './routes/machines.js';
 import { metaRoutes } from './routes/meta.js';
 import { printRoutes } from './routes/print.js';
+import { queueRoutes } from './routes/queue.js';
 import { sharedSchemas } from './schemas.js';
 import type { ServerContext, TypedApp } from './types.js';
 
 export interface AppOptions extends ServerContext {
   logger: Logger;
+  access: AccessSettings;
 }
 
 /** Builds the HTTP application; the caller decides where it listens. */
 export async function buildApp(options: AppOptions): Promise<TypedApp> {
-  const { logger, ...context } = options;
+  const { logger, access: _access, ...context } = options;
   const debug = logger.isLevelEnabled('debug');
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -36,9 +54,15 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
       debug ? parent.child(bindings, childOptions) : parent,
     // Like the anchor: a fresh UUID per request; a client-supplied x-request-id is not trusted.
     genReqId: () => randomUUID(),
+    // Slicers append `api/…` to an OctoPrint base URL as text, into its query when it has one.
+    rewriteUrl: (request) => rewriteOctoPrintUrl(request.url ?? '/'),
     requestIdHeader: false,
     // OpenAPI's numeric formats are documentation; the JSON types and minimums carry the checks.
     ajv: { customOptions: { formats: { uint: true, double: true, binary: true } } },
+    // Every error the service sends has its shape, also those raised before routing or by Node's parser.
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Handlers build exact wire shapes from typed values; the schemas' OpenAPI 3.0 `nullable` is beyond
   // fast-json-stringify, so plain JSON.stringify serialises.
@@ -49,31 +73,37 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     reply.header('x-request-id', request.id);
     done();
   });
+  // A client hanging up is ordinary: logged at info, never as a failure of the service.
+  app.addHook('onRequestAbort', (request, done) => {
+    request.log.info(
+      { reqId: request.id, url: request.url, method: request.method },
+      'request aborted by the client',
+    );
+    done();
+  });
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     context.metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     if (debug) {
       request.log.debug(
-        { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+        {
+          method: request.method,
+          url: loggableUrl(request.url),
+          status: reply.statusCode,
+          ms: reply.elapsedTime,
+        },
         'request',
       );
     }
     done();
   });
 
-  await app.register(cors, {
-    origin: '*',
-    methods: ['GET', 'HEAD', 'POST'],
-    exposedHeaders: ['x-request-id'],
-    maxAge: 600,
-    // Any OPTIONS request is answered as a preflight, so it never falls into the 405 routes.
-    strictPreflight: false,
-    hideOptionsRoute: true,
-  });
+  // CORS and the key/scope/origin checks, before any route and before any body is read.
+  await installAccess(app, { settings: options.access, keys: context.keys });
   // Limits are given per request by the print route; parts are streamed, never buffered whole.
   await app.register(multipart);
-  for (const schema of sharedSchemas) app.addSchema(schema);
-  await registerOpenApi(app);
+  for (const schema of [...sharedSchemas, ...keySchemas, ...octoPrintSchemas]) app.addSchema(schema);
+  await registerOpenApi(app, options.access);
   installErrorHandling(app);
   const notAllowed = methodNotAllowedRoutes(app);
 
@@ -81,6 +111,20 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   machineRoutes(app, context);
   printRoutes(app, context);
   jobRoutes(app, context);
+  await registerDashboard(app);
+  keyRoutes(app, context);
+  fileRoutes(app, context);
+  octoPrintRoutes(app, {
+    machines: context.machines,
+    statusTimeoutMs: context.statusTimeoutMs,
+    files: context.files,
+    submit: context.submit,
+    uploadDir: context.jobs.uploadDir,
+    maxUploadBytes: context.maxUploadBytes,
+    version: API_VERSION,
+  });
+  queueRoutes(app, context);
+  eventRoutes(app, context);
 
   notAllowed.register();
   return app;

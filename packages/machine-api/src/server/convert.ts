@@ -2,18 +2,22 @@
 
 import type { Filament } from '../config.js';
 import type { Job } from '../jobs/job.js';
+import type { CurrentJob } from '../jobs/runner.js';
 import type { MachineStatus, ReportedHardware } from '../machines/machine.js';
+import type { ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { JobResponse, MachineInfoResponse } from './schemas.js';
 
 type HardwareConfiguration = NonNullable<MachineInfoResponse['hardware_configuration']>;
 type WireFilament = Extract<HardwareConfiguration, { type: 'fdm' }>['config']['filaments'][number];
 
-/** A machine and its current status as `MachineInfoResponse`. */
+/** A machine, its current status and the service's view of it (`ready`) as `MachineInfoResponse`. */
 export function machineInfo(
   registry: MachineRegistry,
   entry: RegisteredMachine,
   status: MachineStatus,
+  observed: ObservedMachine | undefined,
+  currentJob: CurrentJob | null = null,
 ): MachineInfoResponse {
   const identity = entry.machine.identity();
   return {
@@ -29,6 +33,14 @@ export function machineInfo(
     state: status.state,
     progress: status.progress,
     hardware_configuration: hardwareConfiguration(entry, identity.machineType, status.hardware),
+    ready: observed?.ready ?? false,
+    awaiting_clear_since: observed?.awaitingClearSince ?? null,
+    temperatures: status.temperatures,
+    current_job: currentJob && {
+      id: currentJob.id,
+      status: currentJob.status,
+      progress: currentJob.status === 'printing' ? status.progress : null,
+    },
   };
 }
 
@@ -60,8 +72,14 @@ function wireFilament(filament: Filament): WireFilament {
   };
 }
 
+/** What is known about a job only live: its machine's progress, its place in the queue. */
+export interface JobLive {
+  progress: number | null;
+  position: number | null;
+}
+
 /** A job record as the `Job` wire shape. */
-export function jobResponse(job: Job): JobResponse {
+export function jobResponse(job: Job, live: JobLive): JobResponse {
   return {
     id: job.id,
     machine_id: job.machineId,
@@ -79,5 +97,12 @@ export function jobResponse(job: Job): JobResponse {
     created_at: job.createdAt,
     updated_at: job.updatedAt,
     finished_at: job.finishedAt,
+    ...(job.owner !== null ? { owner: job.owner } : {}),
+    progress: live.progress,
+    priority: job.priority,
+    position: live.position,
+    constraints: job.constraints as JobResponse['constraints'],
+    queued_at: job.queuedAt,
+    dispatched_at: job.dispatchedAt,
   };
 }

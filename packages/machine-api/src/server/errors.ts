@@ -4,9 +4,12 @@
  * Internal details are logged, never sent.
  */
 
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { loggableUrl } from '../access/hook.js';
 import { ServiceError } from '../errors.js';
-import { MachineError } from '../machines/machine.js';
 import type { ErrorBody } from './schemas.js';
 
 /** The path exists but not with this method; `allow` lists the methods it has. */
@@ -19,13 +22,6 @@ export class MethodNotAllowed extends ServiceError {
     super(405, 'MethodNotAllowed', `${method} is not allowed on ${path}; allowed: ${allow}`);
   }
 }
-
-const MACHINE_ERROR_STATUS: Record<MachineError['code'], number> = {
-  MachineBusy: 409,
-  MachineRejected: 409,
-  MachineOffline: 503,
-  NotSupported: 501,
-};
 
 /** Error codes for Fastify's own 4xx errors, by status. */
 const CODE_BY_STATUS: Record<number, string> = {
@@ -54,9 +50,6 @@ export function mapError(error: unknown): MappedError {
   if (error instanceof ServiceError) {
     return { status: error.statusCode, errorCode: error.errorCode, message: error.message };
   }
-  if (error instanceof MachineError) {
-    return { status: MACHINE_ERROR_STATUS[error.code], errorCode: error.code, message: error.message };
-  }
   const fastifyError = error as Partial<FastifyError> | null;
   if (fastifyError?.validation) {
     return { status: 400, errorCode: 'BadRequest', message: fastifyError.message ?? 'invalid request' };
@@ -74,15 +67,94 @@ export function mapError(error: unknown): MappedError {
 
 function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = mapError(error);
+  if (reply.raw.destroyed || request.raw.socket?.destroyed) {
+    // The client hung up (mid-upload, say): nothing to answer and nothing wrong with the service.
+    request.log.info(
+      { reqId: request.id, url: request.url, method: request.method },
+      'request aborted by the client',
+    );
+    return reply;
+  }
   if (mapped.internal !== undefined) {
     request.log.error(
-      { err: mapped.internal, reqId: request.id, url: request.url, method: request.method },
+      { err: mapped.internal, reqId: request.id, url: loggableUrl(request.url), method: request.method },
       'request failed',
     );
   }
   if (error instanceof MethodNotAllowed) reply.header('allow', error.allow);
   const body: ErrorBody = { request_id: request.id, error_code: mapped.errorCode, message: mapped.message };
-  return reply.code(mapped.status).type('application/json; charset=utf-8').send(body);
+  return reply
+    .code(mapped.status)
+    .header('x-request-id', request.id)
+    .type('application/json; charset=utf-8')
+    .send(body);
+}
+
+/**
+ * Fastify's own routing errors (a URL that is not valid percent-encoding, a path segment over the router's
+ * length limit), which it raises before any hook runs, in the service's error shape.
+ */
+export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const path = request.url.length > 80 ? `${request.url.slice(0, 80)}…` : request.url;
+  const rendered =
+    error.code === 'FST_ERR_BAD_URL'
+      ? new ServiceError(
+          400,
+          'BadRequest',
+          `the URL ${path} is not valid: it has a malformed percent-encoding`,
+        )
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new ServiceError(
+            414,
+            'UriTooLong',
+            `the URL ${path} has a path segment longer than ${MAX_PARAM_LENGTH} characters`,
+          )
+        : error;
+  sendError(request, reply, rendered);
+}
+
+/** Longest path parameter (machine or job id) the router accepts; longer answers 414. */
+export const MAX_PARAM_LENGTH = 200;
+
+/** Node's HTTP parser errors, in words a client developer can act on. */
+const PARSER_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'the request line and headers are larger than the server accepts (16 KiB)'],
+  HPE_INVALID_CONTENT_LENGTH: [400, 'the Content-Length header is not a valid length'],
+  HPE_UNEXPECTED_CONTENT_LENGTH: [400, 'the request has both Content-Length and chunked Transfer-Encoding'],
+  HPE_INVALID_CHUNK_SIZE: [400, 'the chunked request body is malformed (bad chunk size)'],
+  HPE_INVALID_TRANSFER_ENCODING: [400, 'the Transfer-Encoding header is not valid'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'the request was not received in time'],
+};
+
+/**
+ * Answers what Node's HTTP parser refuses before Fastify ever sees a request (oversized headers, a bad
+ * Content-Length, broken chunked encoding) in the service's error shape, then closes the connection.
+ * A connection already answering, or already gone, is simply closed.
+ */
+export function clientError(error: Error & { code?: string }, socket: Socket): void {
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, message] = PARSER_ERRORS[error.code ?? ''] ?? [
+    400,
+    `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'})`,
+  ];
+  const id = randomUUID();
+  const body = JSON.stringify({
+    request_id: id,
+    error_code: CODE_BY_STATUS[status] ?? 'BadRequest',
+    message,
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      'content-type: application/json; charset=utf-8\r\n' +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${id}\r\n` +
+      'connection: close\r\n\r\n' +
+      body,
+  );
 }
 
 /**

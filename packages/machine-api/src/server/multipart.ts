@@ -31,11 +31,13 @@ function plainFileName(name: string | undefined): string {
 /** Streams the parts of a print request; throws `BadRequest` / `PayloadTooLarge` naming what is wrong. */
 export async function receivePrintForm(
   request: FastifyRequest,
-  options: { uploadDir: string; maxBytes: number },
+  options: { uploadDir: string; maxBytes: number; route?: string; paramsSchema?: string },
 ): Promise<PrintForm> {
+  const route = options.route ?? 'POST /print';
+  const paramsSchema = options.paramsSchema ?? 'PrintParameters';
   if (!request.isMultipart()) {
     throw new BadRequest(
-      'POST /print expects a multipart/form-data body with a "file" part and a "params" part',
+      `${route} expects a multipart/form-data body with a "file" part and a "params" part`,
     );
   }
   let upload: Upload | undefined;
@@ -69,7 +71,7 @@ export async function receivePrintForm(
     }
     if (!upload) throw new BadRequest('the multipart body has no "file" part (the design to print)');
     if (params === undefined)
-      throw new BadRequest('the multipart body has no "params" part (JSON PrintParameters)');
+      throw new BadRequest(`the multipart body has no "params" part (JSON ${paramsSchema})`);
     return { upload, params, discard };
   } catch (error) {
     await discard();

@@ -6,6 +6,8 @@
 
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { ruleFor } from '../access/scopes.js';
+import type { AccessSettings } from '../access/settings.js';
 
 export const API_TITLE = 'machine-api';
 export const API_VERSION = '0.1.0';
@@ -22,13 +24,25 @@ const TAGS = [
     externalDocs: { url: 'https://docs.zoo.dev/api/meta' },
   },
   { name: 'jobs', description: 'Print jobs: what happened to each accepted print, and cancelling one.' },
+  {
+    name: 'queue',
+    description: 'The print farm queue: jobs with constraints that wait for a ready machine.',
+  },
+  { name: 'events', description: 'Live events (Server-Sent Events), resumable with Last-Event-ID.' },
   { name: 'hidden', description: 'Operational endpoints (Prometheus metrics).' },
+  { name: 'access', description: 'API keys and their scopes (`admin`).' },
+  { name: 'files', description: 'Files uploaded from a slicer without printing, kept for a later print.' },
+  {
+    name: 'octoprint',
+    description:
+      'The OctoPrint-compatible subset slicers use ("OctoPrint" physical printer), under `/octoprint/{machine_id}/` and `/octoprint/queue/`.',
+  },
 ];
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** Registers @fastify/swagger; call before any route is added. */
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, access: AccessSettings): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -43,7 +57,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     // Shared schemas keep their `$id` as their component name (`MachineInfoResponse`, not `def-11`).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transformObject: (documentObject) =>
-      finishDocument((documentObject as { openapiObject: unknown }).openapiObject as Json) as never,
+      finishDocument((documentObject as { openapiObject: unknown }).openapiObject as Json, access) as never,
   });
 }
 
@@ -51,21 +65,38 @@ function isObject(value: Json | undefined): value is { [key: string]: Json } {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Every `4XX`/`5XX` response points at the shared `Error` response, and keys are sorted. */
-function finishDocument(document: Json): Json {
+/**
+ * Every `4XX`/`5XX` response points at the shared `Error` response, every operation says which key it
+ * needs (from the same rules the access hook enforces), and keys are sorted.
+ */
+function finishDocument(document: Json, access: AccessSettings): Json {
   if (!isObject(document)) return document;
   const paths = isObject(document.paths) ? document.paths : {};
-  for (const operations of Object.values(paths)) {
+  for (const [path, operations] of Object.entries(paths)) {
     if (!isObject(operations)) continue;
-    for (const operation of Object.values(operations)) {
+    for (const [method, operation] of Object.entries(operations)) {
       if (!isObject(operation) || !isObject(operation.responses)) continue;
       for (const status of ['4XX', '5XX']) {
         if (operation.responses[status])
           operation.responses[status] = { $ref: '#/components/responses/Error' };
       }
+      Object.assign(operation, securityOf(method.toUpperCase(), path, access));
     }
   }
   const components = isObject(document.components) ? document.components : {};
+  components.securitySchemes = {
+    api_key: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Api-Key',
+      description: 'An API key (`machine-api keys create`), as OctoPrint and Moonraker clients send it.',
+    },
+    bearer: {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'The same API key as `Authorization: Bearer <key>`.',
+    },
+  };
   components.responses = {
     Error: {
       description: 'Error',
@@ -74,6 +105,20 @@ function finishDocument(document: Json): Json {
   };
   document.components = components;
   return sortKeys(document);
+}
+
+/**
+ * `security` and `x-required-scope` of an operation. With `auth = "off"` nothing is required, and the
+ * document says so; the scope each operation would need is documented either way.
+ */
+function securityOf(method: string, path: string, access: AccessSettings): { [key: string]: Json } {
+  const route = path.replace(/\{([^}]+)\}/g, ':$1');
+  const rule = ruleFor(method, route, { metricsOpen: access.metricsOpen });
+  if (!rule || rule.kind === 'open') return { security: [] };
+  const scope =
+    rule.kind === 'key' ? 'any' : rule.kind === 'own-job' ? 'print (own jobs) or control' : rule.scope;
+  const required: Json[] = [{ api_key: [] }, { bearer: [] }];
+  return { security: access.keysRequired ? required : [], 'x-required-scope': scope };
 }
 
 function sortKeys(value: Json): Json {

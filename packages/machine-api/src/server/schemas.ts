@@ -6,6 +6,7 @@
  */
 
 import { type Static, type TSchema, Type } from 'typebox';
+import { EVENT_TYPES } from '../events/events.js';
 import { JOB_STATUSES } from '../jobs/job.js';
 import { FILAMENT_MATERIALS } from '../machines/machine.js';
 
@@ -261,6 +262,19 @@ export const HardwareConfiguration = Type.Unsafe<
   ],
 });
 
+export const TemperatureReading = Type.Object(
+  {
+    current: Type.Number({ format: 'double', description: 'Measured temperature, in °C.' }),
+    target: Type.Unsafe<number | null>({
+      type: 'number',
+      format: 'double',
+      nullable: true,
+      description: 'The set point, in °C (0 when the heater is off); null when the device does not say.',
+    }),
+  },
+  { $id: 'TemperatureReading', description: 'One temperature sensor of a machine.' },
+);
+
 export const MachineInfoResponse = Type.Object(
   {
     id: Type.String({ description: 'Machine Identifier (ID) for the specific Machine.' }),
@@ -298,6 +312,49 @@ export const MachineInfoResponse = Type.Object(
     ),
     hardware_configuration: Type.Optional(
       nullableRef(HardwareConfiguration, 'Information about how the Machine is currently configured.'),
+    ),
+    // Print-farm additions, optional for the same reason.
+    ready: Type.Optional(
+      Type.Boolean({
+        description:
+          'Whether the machine takes a new job now: idle, no job on its way to it, and the bed confirmed clear after its last print (`POST /machines/{id}/clear`).',
+      }),
+    ),
+    awaiting_clear_since: Type.Optional(
+      Type.Unsafe<string | null>({
+        type: 'string',
+        format: 'date-time',
+        nullable: true,
+        description:
+          'Since when the bed waits for a confirmation that it is clear (`POST /machines/{id}/clear`); null when confirmed.',
+      }),
+    ),
+    temperatures: Type.Optional(
+      Type.Unsafe<Record<string, Static<typeof TemperatureReading>>>({
+        type: 'object',
+        additionalProperties: { $ref: 'TemperatureReading' },
+        description:
+          'The latest readings by sensor (`extruder`, `bed`, `chamber`, …); empty when the machine does not answer. Changes arrive as `machine.temperatures` events.',
+      }),
+    ),
+    current_job: Type.Optional(
+      Type.Unsafe<{ id: string; status: (typeof JOB_STATUSES)[number]; progress: number | null } | null>({
+        type: 'object',
+        nullable: true,
+        description:
+          'The job holding the machine (being sliced, uploaded or printed), null when it is free. A machine that reads `idle` with a current job is busy with that job.',
+        properties: {
+          id: { type: 'string', format: 'uuid', description: 'The job id.' },
+          status: { allOf: [{ $ref: 'JobStatus' }], description: 'Where the job is.' },
+          progress: {
+            type: 'number',
+            format: 'double',
+            nullable: true,
+            description: 'Percent done while printing, if the machine reports it; null before.',
+          },
+        },
+        required: ['id', 'status', 'progress'],
+      }),
     ),
   },
   { $id: 'MachineInfoResponse', description: 'Information regarding a connected machine.' },
@@ -365,10 +422,85 @@ export const SliceEstimate = Type.Object(
   { $id: 'SliceEstimate', description: "The slicer's estimates, read from the G-code it wrote." },
 );
 
+export const QueueConstraints = Type.Object(
+  {
+    machine_ids: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+        minItems: 1,
+        maxItems: 1000,
+        description: 'Any of these machines.',
+      }),
+    ),
+    material: Type.Optional(
+      Type.Unsafe<(typeof FILAMENT_MATERIALS)[number]>({
+        type: 'string',
+        enum: [...FILAMENT_MATERIALS],
+        description: 'A filament material type the machine must have loaded.',
+      }),
+    ),
+    nozzle_diameter: Type.Optional(
+      Type.Number({ minimum: 0.01, maximum: 10, description: "The machine's nozzle diameter, in mm." }),
+    ),
+    machine_type: Type.Optional(ref(MachineType)),
+  },
+  {
+    $id: 'QueueConstraints',
+    additionalProperties: false,
+    description: 'Which machines a queued job may go to; every given constraint must hold.',
+  },
+);
+export type QueueConstraints = Static<typeof QueueConstraints>;
+
+const Priority = Type.Integer({
+  minimum: -1000000,
+  maximum: 1000000,
+  description: 'Queue order: higher first; first in, first out within a priority. Default 0.',
+});
+
+export const QueueParameters = Type.Object(
+  {
+    job_name: Type.String({ maxLength: 1000, description: 'The name for the job.' }),
+    machine_ids: Type.Optional(QueueConstraints.properties.machine_ids),
+    material: Type.Optional(QueueConstraints.properties.material),
+    nozzle_diameter: Type.Optional(QueueConstraints.properties.nozzle_diameter),
+    machine_type: Type.Optional(ref(MachineType)),
+    priority: Type.Optional(Priority),
+    slicer_configuration: Type.Optional(
+      nullableRef(SlicerConfiguration, 'Requested design-specific slicer configurations.'),
+    ),
+  },
+  {
+    $id: 'QueueParameters',
+    description:
+      'The `params` part of `POST /queue`: like `PrintParameters`, but instead of one `machine_id` optional constraints on the machine, and a priority.',
+  },
+);
+export type QueueParameters = Static<typeof QueueParameters>;
+
+export const JobChange = Type.Object(
+  {
+    priority: Type.Optional(Priority),
+    constraints: Type.Optional(ref(QueueConstraints)),
+  },
+  {
+    $id: 'JobChange',
+    additionalProperties: false,
+    description:
+      'What `PATCH /jobs/{id}` may change on a job still waiting in the queue; `constraints` replaces them whole.',
+  },
+);
+
 export const Job = Type.Object(
   {
-    id: Type.String({ format: 'uuid', description: 'The job id returned by `POST /print`.' }),
-    machine_id: Type.String({ description: 'The machine the job was sent to.' }),
+    id: Type.String({
+      format: 'uuid',
+      description: 'The job id returned by `POST /print` or `POST /queue`.',
+    }),
+    machine_id: Type.Unsafe<string | null>({
+      type: 'string',
+      nullable: true,
+      description: 'The machine the job was sent to; null while a queued job waits for one.',
+    }),
     job_name: Type.String({ description: 'The name given to the job.' }),
     file_name: Type.String({ description: 'Name of the uploaded design file.' }),
     file_size: Type.Integer({ minimum: 0, description: 'Size of the uploaded design file, in bytes.' }),
@@ -387,10 +519,81 @@ export const Job = Type.Object(
       nullable: true,
       description: 'When the job reached `completed`, `failed` or `cancelled`.',
     }),
+    owner: Type.Optional(
+      Type.String({
+        description: 'Name of the API key that submitted the job; absent when access control was off.',
+      }),
+    ),
+    progress: Type.Unsafe<number | null>({
+      type: 'number',
+      format: 'double',
+      nullable: true,
+      description: "Percent printed: the machine's progress while printing, 100 once completed, else null.",
+    }),
+    priority: Type.Integer({ description: 'Queue order, higher first (0 for `POST /print` jobs).' }),
+    position: Type.Unsafe<number | null>({
+      type: 'integer',
+      minimum: 1,
+      nullable: true,
+      description: 'Place in the queue (1 = next) while the job waits for a machine; null otherwise.',
+    }),
+    constraints: nullableRef(QueueConstraints, 'The queue constraints; null for `POST /print` jobs.'),
+    queued_at: Type.Unsafe<string | null>({
+      type: 'string',
+      format: 'date-time',
+      nullable: true,
+      description: 'When the job (last) entered the queue; null for `POST /print` jobs.',
+    }),
+    dispatched_at: Type.Unsafe<string | null>({
+      type: 'string',
+      format: 'date-time',
+      nullable: true,
+      description: 'When the queue handed the job to its machine.',
+    }),
   },
   { $id: 'Job', description: 'A print job and what happened to it.' },
 );
 export type JobResponse = Static<typeof Job>;
+
+export const QueueEntry = Type.Object(
+  {
+    job: ref(Job),
+    machines: Type.Array(Type.String(), {
+      description: 'The configured machines the job can go to (whether or not they are ready now).',
+    }),
+  },
+  { $id: 'QueueEntry', description: 'A job waiting in the queue, and where it can go.' },
+);
+export type QueueEntry = Static<typeof QueueEntry>;
+
+export const EventType = Type.Unsafe<(typeof EVENT_TYPES)[number]>({
+  $id: 'EventType',
+  type: 'string',
+  enum: [...EVENT_TYPES],
+  description:
+    '`machine.state` (data: `state`, `ready`, `busy`, `progress`, `awaiting_clear_since`), `machine.progress` (data: `progress`), `machine.temperatures` (data: `temperatures`, sensor → `{current, target}`), `job.updated` (data: the `Job`), `queue.changed` (data: `reason`, `depth`), `reset` (data: `message`: reload the state, the history no longer reaches back to `Last-Event-ID`).',
+});
+
+export const Event = Type.Object(
+  {
+    id: Type.Integer({
+      description: 'Increases by one per event; send the last one seen as `Last-Event-ID` to resume.',
+    }),
+    type: ref(EventType),
+    time: Type.String({ format: 'date-time' }),
+    machine_id: Type.Unsafe<string | null>({ type: 'string', nullable: true }),
+    job_id: Type.Unsafe<string | null>({ type: 'string', nullable: true }),
+    data: Type.Object(
+      {},
+      { additionalProperties: true, description: 'Depends on `type` (see `EventType`).' },
+    ),
+  },
+  {
+    $id: 'Event',
+    description:
+      'One Server-Sent Event of `GET /events`: the `data:` line is this object as JSON, the `id:` line its `id`.',
+  },
+);
 
 /** Every shared schema, in the order they are registered (references point backwards only). */
 export const sharedSchemas = [
@@ -405,17 +608,41 @@ export const sharedSchemas = [
   Filament,
   FdmHardwareConfiguration,
   HardwareConfiguration,
+  TemperatureReading,
+  JobStatus,
   MachineInfoResponse,
   SlicerConfiguration,
   PrintParameters,
   PrintJobResponse,
-  JobStatus,
   SliceEstimate,
+  QueueConstraints,
+  QueueParameters,
+  JobChange,
   Job,
+  QueueEntry,
+  EventType,
+  Event,
 ];
 
 export const MachineIdParams = Type.Object({ id: Type.String({ description: 'The machine ID.' }) });
 export const JobIdParams = Type.Object({ id: Type.String({ description: 'The job ID.' }) });
+export const EventsHeaders = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({
+      maxLength: 20,
+      description: 'The `id` of the last event received: the stream resumes after it.',
+    }),
+  ),
+});
+export const EventsQuery = Type.Object({
+  machine_id: Type.Optional(Type.String({ maxLength: 200, description: 'Only events about this machine.' })),
+  types: Type.Optional(
+    Type.String({
+      maxLength: 500,
+      description: 'Comma-separated event types (see `EventType`); `reset` is always sent.',
+    }),
+  ),
+});
 export const JobListQuery = Type.Object({
   machine_id: Type.Optional(Type.String({ description: 'Only jobs sent to this machine.' })),
   status: Type.Optional(ref(JobStatus)),

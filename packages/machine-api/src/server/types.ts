@@ -9,9 +9,14 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { TSchema } from 'typebox';
+import type { KeyService } from '../access/keys.js';
+import type { EventBus } from '../events/events.js';
 import type { JobRunner } from '../jobs/runner.js';
+import type { MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
+import type { StoredFiles, SubmitPrint } from '../octoprint/stored-files.js';
+import type { FarmQueue } from '../queue/queue.js';
 import { ErrorSchema, ref } from './schemas.js';
 
 export type TypedApp = FastifyInstance<
@@ -28,8 +33,17 @@ export interface ServerContext {
   /** How long a machine may take to report its status before it is listed as offline. */
   statusTimeoutMs: number;
   jobs: JobRunner;
+  /** The cached, pushed-and-polled state of every machine (`ready`, progress of jobs). */
+  observer: MachineObserver;
+  queue: FarmQueue;
+  events: EventBus;
   /** Largest accepted `file` part of `POST /print`, in bytes. */
   maxUploadBytes: number;
+  keys: KeyService;
+  /** Files uploaded from slicers for a later print. */
+  files: StoredFiles;
+  /** Sends a design to a machine or the farm queue (the OctoPrint bases and stored files use it). */
+  submit: SubmitPrint;
 }
 
 /** A 200 JSON response documented as the anchor documents it. */

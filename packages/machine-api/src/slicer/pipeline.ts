@@ -7,14 +7,14 @@
 
 import { copyFile, open, symlink } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
-import { type DesignInfo, type DesignKind, inspectDesign } from '../design/inspect.js';
+import type { DesignInfo, DesignKind } from '../design/inspect.js';
+import type { DesignWorkers } from '../design/workers.js';
 import { InvalidDesign } from '../errors.js';
 import type { PrintFileFormat, Volume } from '../machines/machine.js';
 import { writeGcode3mf } from './bambu-package.js';
 import { readGcodeTrailer } from './estimate.js';
 import { PrusaSlicer } from './prusa.js';
 import type { SliceEstimate, SlicerConfig } from './slicer.js';
-import { copy3mfWithoutSettings } from './threemf-settings.js';
 
 export type { DesignKind } from '../design/inspect.js';
 
@@ -28,6 +28,13 @@ export interface PrepareRequest {
   maxPartVolume: Volume | null;
   /** The machine's slicer; null when the machine has none (then only G-code can be printed). */
   slicer: SlicerConfig | null;
+  /**
+   * True for a simulated machine (Noop) that takes any design as it is, as the anchor's Noop does: without
+   * a slicer its design is measured and handed over unsliced.
+   */
+  takesDesigns?: boolean;
+  /** Where designs are measured (worker threads, bounded by the configured limits). */
+  designs: DesignWorkers;
   filamentIndex?: number;
   /** A directory owned by this job; everything written here is removed when the job ends. */
   workDir: string;
@@ -44,19 +51,21 @@ export interface PreparedPrint {
 
 /** Throws `InvalidDesign` for files that are not printable and `SlicingFailed` when the slicer fails. */
 export async function preparePrint(request: PrepareRequest): Promise<PreparedPrint> {
-  const design = await inspectDesign(request.uploadPath, request.fileName);
+  const design = await request.designs.inspect(request.uploadPath, request.fileName, request.signal);
   request.signal?.throwIfAborted();
   let gcodePath = request.uploadPath;
   let estimate: SliceEstimate | null = null;
   if (design.kind !== 'gcode') {
-    if (!request.slicer) {
+    if (!request.slicer && !request.takesDesigns) {
       throw new InvalidDesign(
         `this machine has no slicer configured, so it only prints G-code; got ${describeKind(design.kind)}`,
       );
     }
     if (design.size && request.maxPartVolume) checkFits(design.size, request.maxPartVolume);
+    // A simulator without a slicer "prints" the design itself.
+    if (!request.slicer) return { filePath: request.uploadPath, designKind: design.kind, estimate: null };
     const sliced = await new PrusaSlicer(request.slicer).slice({
-      designPath: await slicerInput(request.uploadPath, request.workDir, design),
+      designPath: await slicerInput(request, design),
       outputPath: fileInWorkDir(request.workDir, 'sliced.gcode', request.uploadPath),
       buildVolume: request.maxPartVolume,
       filamentIndex: request.filamentIndex,
@@ -105,11 +114,12 @@ function describeKind(kind: DesignKind): string {
  * PrusaSlicer would mistake for ASCII gets a copy it reads correctly (see `mistakenForAscii`), and a 3MF
  * a copy without the settings that would override the machine's profile (see threemf-settings.ts).
  */
-async function slicerInput(uploadPath: string, workDir: string, design: DesignInfo): Promise<string> {
+async function slicerInput(request: PrepareRequest, design: DesignInfo): Promise<string> {
+  const { uploadPath, workDir } = request;
   const { kind } = design;
   const path = fileInWorkDir(workDir, `slicer-input.${kind}`, uploadPath);
   if (kind === '3mf') {
-    await copy3mfWithoutSettings(uploadPath, path);
+    await request.designs.copy3mf(uploadPath, path, request.signal);
     return path;
   }
   if (design.encoding === 'binary' && (await mistakenForAscii(uploadPath))) {

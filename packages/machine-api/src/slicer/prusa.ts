@@ -5,9 +5,10 @@
  */
 
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 import { BadRequest, SlicingFailed } from '../errors.js';
 import { estimateFromTrailer, readGcodeTrailer } from './estimate.js';
 import { ConcurrencyLimit } from './limiter.js';
@@ -59,7 +60,8 @@ export class PrusaSlicer implements Slicer {
 
   async slice(request: SliceRequest): Promise<SliceResult> {
     const args = await this.arguments(request);
-    await sliceSlots.run(() => this.run(args, request.signal), request.signal);
+    const pidFile = join(dirname(request.outputPath), PID_FILE);
+    await sliceSlots.run(() => this.run(args, pidFile, request.signal), request.signal);
     const written = await stat(request.outputPath).catch(() => null);
     if (!written || written.size === 0)
       throw new SlicingFailed('PrusaSlicer finished without writing G-code');
@@ -93,10 +95,14 @@ export class PrusaSlicer implements Slicer {
     return args;
   }
 
-  private run(args: string[], signal?: AbortSignal): Promise<void> {
+  private run(args: string[], pidFile: string, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       signal?.throwIfAborted();
-      const child = spawn(prusaExecutable(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      // Its own process group: stopping it stops whatever it started too, and a signal sent to the
+      // service's group (Ctrl-C) leaves it to the service to stop.
+      const child = spawn(prusaExecutable(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      // Recorded in the job's work dir so that a start after a crash can end it (killLeftoverSlicer).
+      if (child.pid !== undefined) writeFileSync(pidFile, String(child.pid));
       const stdout = new OutputTail(OUTPUT_TAIL_CHARS);
       const stderr = new OutputTail(OUTPUT_TAIL_CHARS);
       child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -104,7 +110,7 @@ export class PrusaSlicer implements Slicer {
       let stoppedBecause: 'timeout' | 'abort' | null = null;
       const stop = (reason: 'timeout' | 'abort') => {
         stoppedBecause ??= reason;
-        child.kill('SIGKILL');
+        killGroup(child.pid) || child.kill('SIGKILL');
       };
       const timer = setTimeout(() => stop('timeout'), this.timeoutMs);
       const onAbort = () => stop('abort');
@@ -112,6 +118,7 @@ export class PrusaSlicer implements Slicer {
       const cleanUp = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
+        rmSync(pidFile, { force: true });
       };
       child.once('error', (error: NodeJS.ErrnoException) => {
         cleanUp();
@@ -137,6 +144,32 @@ export class PrusaSlicer implements Slicer {
       });
     });
   }
+}
+
+const PID_FILE = 'slicer.pid';
+
+/** SIGKILLs the process group led by `pid`; false when there is none. */
+function killGroup(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(-pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Ends the slicer a previous run of the service recorded in `workDir` and left running (it was killed
+ * before it could stop it). The pid is only trusted while it still names a PrusaSlicer process, so a
+ * recycled pid is never killed. Returns the pid it stopped, or null.
+ */
+export async function killLeftoverSlicer(workDir: string): Promise<number | null> {
+  const pid = Number.parseInt(await readFile(join(workDir, PID_FILE), 'utf8').catch(() => ''), 10);
+  if (!Number.isInteger(pid) || pid <= 1) return null;
+  const command = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  if (!/prusa-slicer/i.test(command)) return null;
+  return killGroup(pid) ? pid : null;
 }
 
 /**

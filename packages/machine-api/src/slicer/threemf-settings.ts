@@ -3,11 +3,15 @@
  * leaves a key unset, custom G-code included (`before_layer_gcode`, per-height custom G-code). An upload
  * must not program the machine, so the slicer gets a copy of the 3MF without those parts. Per-object
  * settings and volume types (modifiers, negative volumes) stay: they shape the part, not the machine.
+ * Only what the slicer reads is copied (model parts, relationships, text metadata); thumbnails and
+ * attachments are never inflated, and the archive is held to the same limits as when it was measured.
  */
 
-import { createReadStream } from 'node:fs';
-import { Unzip, UnzipInflate } from 'fflate';
-import { InvalidDesign } from '../errors.js';
+import { pipeline } from 'node:stream/promises';
+import type { DesignLimits } from '../design/limits.js';
+import { isModelPart } from '../design/threemf.js';
+import { checkZipLimits, openZip } from '../design/zip-archive.js';
+import { InvalidDesign, ServiceError } from '../errors.js';
 import { ZipFileWriter } from './zip-writer.js';
 
 /** Parts (lower-cased) that carry machine settings or G-code. */
@@ -17,29 +21,44 @@ const SETTINGS_PARTS = new Set([
   'metadata/project_settings.config',
 ]);
 
+/** Entries the slicer reads besides model parts: package structure and text metadata. */
+function isCopied(name: string): boolean {
+  const lower = name.toLowerCase();
+  if (SETTINGS_PARTS.has(lower) || lower.endsWith('/')) return false;
+  if (isModelPart(lower) || lower === '[content_types].xml' || lower.endsWith('.rels')) return true;
+  return lower.startsWith('metadata/') && /\.(config|xml|txt)$/.test(lower);
+}
+
 /** Streams `source` to `target` without the 3MF parts that would override the machine's profile. */
-export async function copy3mfWithoutSettings(source: string, target: string): Promise<void> {
+export async function copy3mfWithoutSettings(
+  source: string,
+  target: string,
+  limits: DesignLimits,
+): Promise<void> {
+  const archive = await openZip(source);
   const zip = new ZipFileWriter(target);
-  const unzip = new Unzip((file) => {
-    const name = file.name.replace(/^\/+/, '');
-    if (name.endsWith('/') || SETTINGS_PARTS.has(name.toLowerCase())) return;
-    const entry = zip.entry(name);
-    file.ondata = (error, chunk, final) => {
-      if (error) zip.fail(new InvalidDesign(`3MF archive is corrupt (${file.name}): ${error.message}`));
-      else entry.push(chunk, final);
-    };
-    file.start();
-  });
-  unzip.register(UnzipInflate);
   try {
-    for await (const chunk of createReadStream(source, { highWaterMark: 1 << 20 })) {
-      unzip.push(chunk as Buffer);
-      await zip.flush();
+    checkZipLimits(archive, limits);
+    for (const entry of archive.entries) {
+      if (!isCopied(entry.name)) continue;
+      const output = zip.entry(entry.name);
+      await pipeline(await archive.open(entry), async (chunks: AsyncIterable<Buffer>) => {
+        for await (const chunk of chunks) {
+          output.push(chunk);
+          await zip.flush();
+        }
+        output.push(new Uint8Array(0), true);
+        await zip.flush();
+      });
     }
-    unzip.push(new Uint8Array(0), true);
     await zip.close();
   } catch (error) {
     await zip.discard();
-    throw error;
+    // A text entry that inflates beyond its declared size is the archive's fault, not ours.
+    throw error instanceof ServiceError
+      ? error
+      : new InvalidDesign(`3MF archive is truncated or corrupt: ${(error as Error).message}`);
+  } finally {
+    archive.close();
   }
 }

@@ -1,9 +1,9 @@
 /** `type = "Bambu"`: Bambu Lab printers in LAN mode. One discovery listener per UDP port, shared by all of them. */
 
 import type { MachineBackend } from '../backend.js';
-import { BambuMachine } from './bambu-machine.js';
 import { type BambuConfig, BambuConfigSchema, settingsFrom } from './config.js';
 import { DiscoveryListener } from './discovery.js';
+import { BambuMachine } from './machine.js';
 
 export const bambuBackend: MachineBackend<BambuConfig> = {
   type: 'Bambu',

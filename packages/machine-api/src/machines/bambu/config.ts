@@ -1,6 +1,6 @@
 /** The `[machines.<id>]` keys of `type = "Bambu"`. */
 
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 

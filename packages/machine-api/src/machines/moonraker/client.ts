@@ -160,6 +160,11 @@ export class MoonrakerClient {
     await this.call('POST', '/printer/print/cancel');
   }
 
+  /** `SDCARD_RESET_FILE`: Klipper forgets the finished file, `print_stats` goes back to `standby`. */
+  async resetFile(): Promise<void> {
+    await this.call('POST', '/printer/gcode/script', { script: 'SDCARD_RESET_FILE' });
+  }
+
   /** Releases the connection pool. */
   async close(): Promise<void> {
     await this.agent.destroy();

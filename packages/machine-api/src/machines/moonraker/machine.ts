@@ -50,8 +50,6 @@ export class MoonrakerMachine implements Machine {
   /** A print is being handed over (upload + start) or followed: one at a time. */
   private busy = false;
   private active: ActiveJob | null = null;
-  /** The file whose `complete`/`cancelled` end the service has delivered to its job (see status.ts). */
-  private acknowledgedFile: string | null = null;
 
   constructor(
     readonly id: string,
@@ -91,12 +89,7 @@ export class MoonrakerMachine implements Machine {
     if (!snapshot.reachable) return { state: { state: 'offline' }, progress: null, temperatures: {}, extra };
     const stats = printStatsOf(snapshot.objects);
     return {
-      state: machineStateOf(
-        snapshot.klippyState,
-        snapshot.klippyMessage,
-        stats,
-        this.isAcknowledged(snapshot),
-      ),
+      state: machineStateOf(snapshot.klippyState, snapshot.klippyMessage, stats),
       progress: progressOf(snapshot.objects, stats),
       temperatures: temperaturesOf(snapshot.objects),
       extra,
@@ -141,6 +134,18 @@ export class MoonrakerMachine implements Machine {
     await this.control('cancel', ['printing', 'paused'], () => this.client.cancelPrint());
   }
 
+  /**
+   * The bed was cleared: `SDCARD_RESET_FILE` makes Klipper forget the finished file, so it reads `standby`
+   * (idle) again. Refused while a print runs or Klipper is in error (that needs a look at the printer).
+   */
+  async clear(): Promise<void> {
+    await this.control('clear', ['standby', 'complete', 'cancelled'], () => this.client.resetFile());
+  }
+
+  onStatusChange(listener: () => void): () => void {
+    return this.feed.onUpdate(() => listener());
+  }
+
   async close(): Promise<void> {
     this.settleActive({
       status: 'failed',
@@ -171,11 +176,6 @@ export class MoonrakerMachine implements Machine {
     };
   }
 
-  private isAcknowledged(snapshot: FeedSnapshot): boolean {
-    const stats = printStatsOf(snapshot.objects);
-    return stats !== null && this.acknowledgedFile !== null && stats.filename === this.acknowledgedFile;
-  }
-
   /** Asks Moonraker now (not the cache): only an idle printer takes a job. */
   private async ensureReady(): Promise<void> {
     let snapshot: FeedSnapshot;
@@ -185,12 +185,7 @@ export class MoonrakerMachine implements Machine {
       throw asMachineError(error, `cannot reach Moonraker at ${this.client.endpoint}`);
     }
     const stats = printStatsOf(snapshot.objects);
-    const state = machineStateOf(
-      snapshot.klippyState,
-      snapshot.klippyMessage,
-      stats,
-      this.isAcknowledged(snapshot),
-    );
+    const state = machineStateOf(snapshot.klippyState, snapshot.klippyMessage, stats);
     if (state.state === 'idle') return;
     if (state.state === 'offline') {
       throw new MachineError(
@@ -254,14 +249,12 @@ export class MoonrakerMachine implements Machine {
     this.busy = false;
     job.unsubscribe();
     clearInterval(job.recheck);
-    // Acknowledge before settling, so the printer already counts as ready when the job is recorded as done.
-    if (outcome.status !== 'failed') this.acknowledgedFile = job.filename;
     this.logger.info({ file: job.filename, outcome }, 'print finished');
     job.settle(outcome);
   }
 
   private async control(
-    action: 'pause' | 'resume' | 'cancel',
+    action: 'pause' | 'resume' | 'cancel' | 'clear',
     allowed: string[],
     send: () => Promise<void>,
   ): Promise<void> {

@@ -36,18 +36,15 @@ export function isEndState(printState: string): boolean {
  *   `startup` → unknown, `error`/`shutdown` → failed with Klippy's message.
  * - Klippy ready, from `print_stats.state` (reference §6): standby → idle, printing → running,
  *   paused → paused, complete/cancelled → complete, error → failed(print_stats.message), else unknown.
- * - `endAcknowledged`: the rule for a printer left `complete`/`cancelled` (the anchor refuses it forever,
- *   its issue #68). Once the service has delivered that end state to the job that started the print, the
- *   printer counts as ready for the next job and is reported `idle`. An end state the service did not
- *   witness (a print started elsewhere, or before a restart of the service) stays `complete` until it is
- *   cleared at the printer (Mainsail/Fluidd "clear", `SDCARD_RESET_FILE`) or a new print starts there.
- *   `error` is never acknowledged away: a failed print needs a human look.
+ * - A finished print (`complete`, `cancelled`) stays `complete` until the bed is confirmed clear: the
+ *   service's `POST /machines/{id}/clear` (or Mainsail/Fluidd's "clear") sends `SDCARD_RESET_FILE`, and
+ *   Klipper reads `standby` again. Reporting idle as soon as the service saw its own job end would tell a
+ *   queue the bed is free when nobody looked (the anchor's issue #68).
  */
 export function machineStateOf(
   klippyState: string,
   klippyMessage: string,
   stats: PrintStats | null,
-  endAcknowledged: boolean,
 ): MachineState {
   switch (klippyState) {
     case 'ready':
@@ -70,7 +67,7 @@ export function machineStateOf(
       return { state: 'paused' };
     case 'complete':
     case 'cancelled':
-      return endAcknowledged ? { state: 'idle' } : { state: 'complete' };
+      return { state: 'complete' };
     case 'error':
       return { state: 'failed', message: stats.message || null };
     default:

@@ -1,7 +1,7 @@
 /** What the service knows about each `variant` before the printer has said anything. */
 
 import type { Volume } from '../machine.js';
-import type { UsbMachineConfig } from './usb-config.js';
+import type { UsbMachineConfig } from './config.js';
 
 export interface VariantFacts {
   manufacturer: string | null;

@@ -1,12 +1,16 @@
-/** `GET /jobs`, `GET /jobs/{id}`, `POST /jobs/{id}/cancel`. */
+/** `GET /jobs`, `GET|PATCH /jobs/{id}`, `POST /jobs/{id}/cancel`, `POST /jobs/{id}/requeue`. */
 
 import { Type } from 'typebox';
+import type { Job as JobRecord } from '../../jobs/job.js';
 import { jobResponse } from '../convert.js';
-import { Job, JobIdParams, JobListQuery, ref } from '../schemas.js';
+import { Job, JobChange, JobIdParams, JobListQuery, ref, validationSchema } from '../schemas.js';
+import { strictValidatorCompiler } from '../strict-validation.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
 export function jobRoutes(app: TypedApp, context: ServerContext): void {
-  const { jobs } = context;
+  const { jobs, queue } = context;
+  const view = (job: JobRecord) =>
+    jobResponse(job, { progress: jobs.progressOf(job), position: queue.positionOf(job.id) });
 
   app.get(
     '/jobs',
@@ -22,7 +26,7 @@ export function jobRoutes(app: TypedApp, context: ServerContext): void {
     async (request) => {
       const { machine_id, status, limit } = request.query;
       const list = await jobs.list({ machineId: machine_id, status, limit: limit ?? 100 });
-      return list.map(jobResponse);
+      return list.map(view);
     },
   );
 
@@ -37,7 +41,33 @@ export function jobRoutes(app: TypedApp, context: ServerContext): void {
         response: { 200: ok(ref(Job)), ...errorResponses },
       },
     },
-    async (request) => jobResponse(await jobs.get(request.params.id)),
+    async (request) => view(await jobs.get(request.params.id)),
+  );
+
+  app.patch(
+    '/jobs/:id',
+    {
+      schema: {
+        operationId: 'change_job',
+        summary: 'Change the priority or the constraints of a job waiting in the queue.',
+        tags: ['queue'],
+        params: JobIdParams,
+        body: validationSchema(JobChange),
+        response: { 200: ok(ref(Job)), ...errorResponses },
+      },
+      validatorCompiler: strictValidatorCompiler,
+      config: {
+        swaggerTransform: ({ schema, url }) => ({ url, schema: { ...schema, body: ref(JobChange) } }),
+      },
+    },
+    async (request) => {
+      const body = request.body as { priority?: number; constraints?: JobRecord['constraints'] };
+      const change = {
+        ...(body.priority !== undefined ? { priority: body.priority } : {}),
+        ...(body.constraints ? { constraints: body.constraints } : {}),
+      };
+      return view(await queue.change(request.params.id, change, request.actor ?? undefined));
+    },
   );
 
   app.post(
@@ -45,12 +75,27 @@ export function jobRoutes(app: TypedApp, context: ServerContext): void {
     {
       schema: {
         operationId: 'cancel_job',
-        summary: 'Cancel a job that has not finished: stops its preparation, or the machine printing it.',
+        summary:
+          'Cancel a job that has not finished: takes it out of the queue, stops its preparation, or stops the machine printing it.',
         tags: ['jobs'],
         params: JobIdParams,
         response: { 200: ok(ref(Job)), ...errorResponses },
       },
     },
-    async (request) => jobResponse(await jobs.cancel(request.params.id)),
+    async (request) => view(await queue.cancel(request.params.id, request.actor ?? undefined)),
+  );
+
+  app.post(
+    '/jobs/:id/requeue',
+    {
+      schema: {
+        operationId: 'requeue_job',
+        summary: 'Put a failed or cancelled queue job back in the queue (at the end of its priority).',
+        tags: ['queue'],
+        params: JobIdParams,
+        response: { 200: ok(ref(Job)), ...errorResponses },
+      },
+    },
+    async (request) => view(await queue.requeue(request.params.id, request.actor ?? undefined)),
   );
 }

@@ -1,12 +1,16 @@
-/** `GET /machines`, `GET /machines/{id}` and the machine controls `POST /machines/{id}/pause|resume|stop`. */
+/**
+ * `GET /machines`, `GET /machines/{id}`, the machine controls `POST /machines/{id}/pause|resume|stop` and
+ * the bed confirmation `POST /machines/{id}/clear`.
+ */
 
 import { Type } from 'typebox';
+import type { ObservedMachine } from '../../machines/observer.js';
 import { machineInfo } from '../convert.js';
 import { MachineIdParams, MachineInfoResponse, ref } from '../schemas.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
 export function machineRoutes(app: TypedApp, context: ServerContext): void {
-  const { machines, statusTimeoutMs } = context;
+  const { machines, observer, jobs } = context;
 
   app.get(
     '/machines',
@@ -22,8 +26,19 @@ export function machineRoutes(app: TypedApp, context: ServerContext): void {
       },
     },
     async () => {
-      const statuses = await machines.statuses(machines.machines, statusTimeoutMs);
-      return machines.machines.map((entry, index) => machineInfo(machines, entry, statuses[index]!));
+      // From the observer's snapshot (what the backends push, plus its fallback poll), not a read of every
+      // backend per request; only a machine without a fresh snapshot is read now (see `fresh`).
+      const now = Date.now();
+      let pending = false;
+      const snapshots = machines.machines.map((entry) => {
+        const snapshot = observer.fresh(entry.id, now);
+        if (snapshot instanceof Promise) pending = true;
+        return snapshot;
+      });
+      const observed = pending ? await Promise.all(snapshots) : (snapshots as ObservedMachine[]);
+      return machines.machines.map((entry, index) =>
+        machineInfo(machines, entry, observed[index]!.status, observed[index], jobs.currentJob(entry.id)),
+      );
     },
   );
 
@@ -40,8 +55,30 @@ export function machineRoutes(app: TypedApp, context: ServerContext): void {
     },
     async (request) => {
       const entry = machines.require(request.params.id);
-      const [status] = await machines.statuses([entry], statusTimeoutMs);
-      return machineInfo(machines, entry, status!);
+      // One machine is read now (joining a read under way, bounded by its own status timeout): a client
+      // asking about one printer wants its progress of this moment, not of the last poll; the list is
+      // where the snapshot pays.
+      const observed = await observer.refresh(entry.id);
+      return machineInfo(machines, entry, observed.status, observed, jobs.currentJob(entry.id));
+    },
+  );
+
+  app.post(
+    '/machines/:id/clear',
+    {
+      schema: {
+        operationId: 'clear_machine',
+        summary:
+          'Confirm that the bed is clear after a print, so the machine is ready for the next job (on Klipper also resets the finished file). 409 while it prints; 409 MachineRejected when it failed.',
+        tags: ['machines'],
+        params: MachineIdParams,
+        response: { 200: ok(ref(MachineInfoResponse)), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const entry = machines.require(request.params.id);
+      const observed = await context.jobs.clear(entry.id);
+      return machineInfo(machines, entry, observed.status, observed, jobs.currentJob(entry.id));
     },
   );
 
@@ -65,8 +102,8 @@ export function machineRoutes(app: TypedApp, context: ServerContext): void {
       async (request) => {
         const entry = machines.require(request.params.id);
         await entry.machine[action]();
-        const [status] = await machines.statuses([entry], statusTimeoutMs);
-        return machineInfo(machines, entry, status!);
+        const observed = await observer.refresh(entry.id);
+        return machineInfo(machines, entry, observed.status, observed, jobs.currentJob(entry.id));
       },
     );
   }

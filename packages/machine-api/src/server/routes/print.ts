@@ -10,6 +10,7 @@ import {
   ref,
   validationSchema,
 } from '../schemas.js';
+import { strictValidator } from '../strict-validation.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
 /** What the request body is, for the OpenAPI document (the body is read as a stream, not validated whole). */
@@ -34,26 +35,42 @@ export function printRoutes(app: TypedApp, context: ServerContext): void {
         }),
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      // A client that goes away before its job reaches the machine cancels it (as the anchor does).
+      const clientGone = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished) clientGone.abort();
+      };
+      reply.raw.once('close', onClose);
       const form = await receivePrintForm(request, {
         uploadDir: context.jobs.uploadDir,
         maxBytes: context.maxUploadBytes,
       });
       try {
-        const parameters = parseParameters(form.params, request.compileValidationSchema(paramsSchema));
-        const job = await context.jobs.submit(form.upload, parameters);
+        const parameters = printParameters(
+          parseParamsPart(form.params, strictValidator(paramsSchema), 'PrintParameters'),
+        );
+        const job = await context.jobs.submit(
+          form.upload,
+          parameters,
+          request.actor?.name ?? null,
+          clientGone.signal,
+        );
         return { job_id: job.id, parameters };
       } finally {
+        reply.raw.off('close', onClose);
         await form.discard();
       }
     },
   );
 }
 
-function parseParameters(
+/** The `params` part as JSON, validated against its schema (no coercion); `BadRequest` naming the field. */
+export function parseParamsPart(
   text: string,
   validate: ((value: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null },
-): PrintParameters {
+  schemaName: string,
+): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -64,10 +81,14 @@ function parseParameters(
     const first = validate.errors?.[0];
     const field = first?.instancePath ? `${first.instancePath.slice(1).replaceAll('/', '.')} ` : '';
     throw new BadRequest(
-      `the "params" part is not valid PrintParameters: ${field}${first?.message ?? 'is invalid'}`,
+      `the "params" part is not valid ${schemaName}: ${field}${first?.message ?? 'is invalid'}`,
     );
   }
-  // Only the known fields are kept and echoed, as the anchor does (unknown keys are ignored).
+  return value;
+}
+
+/** Only the known fields are kept and echoed, as the anchor does (unknown keys are ignored). */
+function printParameters(value: unknown): PrintParameters {
   const { machine_id, job_name, slicer_configuration } = value as PrintParameters;
   return { machine_id, job_name, ...(slicer_configuration !== undefined ? { slicer_configuration } : {}) };
 }

@@ -46,7 +46,10 @@ const ROOM: Temperature = { current: 25, target: 0 };
 
 export class NoopMachine implements Machine {
   readonly printFormat: PrintFileFormat;
+  /** Like the anchor's Noop: without a slicer it "prints" any design as it is. */
+  readonly takesDesigns = true;
   private current: RunningPrint | null = null;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     readonly id: string,
@@ -103,10 +106,12 @@ export class NoopMachine implements Machine {
         if (print.timer) clearTimeout(print.timer);
         if (this.current === print) this.current = null;
         settle(outcome);
+        this.changed();
       },
     };
     this.current = print;
     this.schedule(print);
+    this.changed();
     return { finished };
   }
 
@@ -117,6 +122,7 @@ export class NoopMachine implements Machine {
     print.paused = true;
     if (print.timer) clearTimeout(print.timer);
     print.timer = null;
+    this.changed();
   }
 
   async resume(): Promise<void> {
@@ -125,16 +131,26 @@ export class NoopMachine implements Machine {
     print.paused = false;
     print.segmentStart = Date.now();
     this.schedule(print);
+    this.changed();
   }
 
   async stop(): Promise<void> {
     this.requireRunning('stop').settle({ status: 'cancelled' });
   }
 
+  onStatusChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   async start(): Promise<void> {}
 
   async close(): Promise<void> {
     this.current?.settle({ status: 'failed', message: 'the simulated machine was shut down' });
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
   }
 
   private elapsed(print: RunningPrint): number {

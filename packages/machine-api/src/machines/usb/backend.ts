@@ -5,10 +5,10 @@
 
 import { resolve } from 'node:path';
 import type { MachineBackend } from '../backend.js';
+import { type UsbMachineConfig, UsbMachineConfigSchema } from './config.js';
+import { UsbMachine } from './machine.js';
 import { type ConnectionTimings, defaultTimings } from './marlin-connection.js';
 import { listSerialPorts, PortDiscovery, type PortLister } from './port-discovery.js';
-import { type UsbMachineConfig, UsbMachineConfigSchema } from './usb-config.js';
-import { UsbMachine } from './usb-machine.js';
 
 export interface UsbBackendOptions {
   /** Port enumeration; `serialport`'s list by default. */

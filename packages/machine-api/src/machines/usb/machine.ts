@@ -16,10 +16,10 @@ import {
   type PrintOutcome,
   type PrintRequest,
 } from '../machine.js';
+import type { UsbMachineConfig } from './config.js';
 import { type ConnectionTimings, MarlinConnection, type MarlinError } from './marlin-connection.js';
 import type { DiscoverableMachine, PortCriteria, PortDiscovery, SerialPortInfo } from './port-discovery.js';
 import { PrintStream } from './print-stream.js';
-import type { UsbMachineConfig } from './usb-config.js';
 import { variantFacts } from './variants.js';
 
 // Marlin's default MACHINE_UUID, which says nothing about the machine.

@@ -36,6 +36,7 @@ interface TrackedJob {
 export class BambuMachine implements Machine {
   readonly printFormat = 'gcode.3mf' as const;
   private session: BambuSession | null = null;
+  private readonly statusListeners = new Set<() => void>();
   private serial: string | null;
   private modelCode: string | null = null;
   private job: TrackedJob | null = null;
@@ -253,6 +254,11 @@ export class BambuMachine implements Machine {
     this.connect(announcement.host, announcement.serial);
   }
 
+  onStatusChange(listener: () => void): () => void {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
+  }
+
   private connect(host: string, serial: string): void {
     this.serial = serial;
     const session = new BambuSession({
@@ -264,7 +270,10 @@ export class BambuMachine implements Machine {
       logger: this.logger,
     });
     this.session = session;
-    session.onReport((report) => this.follow(report));
+    session.onReport((report) => {
+      this.follow(report);
+      for (const listener of this.statusListeners) listener();
+    });
     session.start();
   }
 

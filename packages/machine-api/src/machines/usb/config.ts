@@ -3,7 +3,7 @@
  * Keys shared by every type (`slicer`, `nozzle_diameter`, `filaments`, …) are parsed by config.ts.
  */
 
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 
 const UsbId = Type.Integer({ minimum: 0, maximum: 0xffff });
 

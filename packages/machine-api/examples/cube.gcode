@@ -1,0 +1,41 @@
+; cube.gcode: a 20 mm square outline, 5 layers of 0.2 mm, PLA (a small sample for POST /print)
+M140 S60 ; bed temperature
+M104 S210 ; nozzle temperature
+G28 ; home all axes
+M190 S60 ; wait for the bed
+M109 S210 ; wait for the nozzle
+G90 ; absolute positions
+M83 ; relative extrusion
+G92 E0
+G1 Z0.2 F3000
+G1 X90 Y90 F6000
+G1 Z0.2 F3000 ; layer 1
+G1 X110 Y90 E0.67 F1800
+G1 X110 Y110 E0.67 F1800
+G1 X90 Y110 E0.67 F1800
+G1 X90 Y90 E0.67 F1800
+G1 Z0.4 F3000 ; layer 2
+G1 X110 Y90 E0.67 F1800
+G1 X110 Y110 E0.67 F1800
+G1 X90 Y110 E0.67 F1800
+G1 X90 Y90 E0.67 F1800
+G1 Z0.6 F3000 ; layer 3
+G1 X110 Y90 E0.67 F1800
+G1 X110 Y110 E0.67 F1800
+G1 X90 Y110 E0.67 F1800
+G1 X90 Y90 E0.67 F1800
+G1 Z0.8 F3000 ; layer 4
+G1 X110 Y90 E0.67 F1800
+G1 X110 Y110 E0.67 F1800
+G1 X90 Y110 E0.67 F1800
+G1 X90 Y90 E0.67 F1800
+G1 Z1.0 F3000 ; layer 5
+G1 X110 Y90 E0.67 F1800
+G1 X110 Y110 E0.67 F1800
+G1 X90 Y110 E0.67 F1800
+G1 X90 Y90 E0.67 F1800
+G1 E-1 F2400 ; retract
+G1 Z10 F3000
+M104 S0 ; nozzle off
+M140 S0 ; bed off
+M84 ; motors off

@@ -1,0 +1,122 @@
+/**
+ * The one place HTTP meets the access rules: CORS answers (per request, from origins.ts), and an
+ * `onRequest` hook that refuses foreign-origin writes, then authenticates the key and checks the route's
+ * scope (scopes.ts). Both run before the body is read, so a refused request changes nothing and costs
+ * no upload. Handlers find the caller in `request.actor`.
+ */
+
+import cors from '@fastify/cors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ForeignOrigin, MissingScope, Unauthorized } from './errors.js';
+import type { KeyService } from './keys.js';
+import { changesState, classifyOrigin, corsOrigin } from './origins.js';
+import { type Actor, ANONYMOUS, allows, neededScope, type Rule, ruleFor } from './scopes.js';
+import type { AccessSettings } from './settings.js';
+
+const READ_METHODS = ['GET', 'HEAD'];
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** The key a request presents: `X-Api-Key` (OctoPrint, Moonraker, slicers) or `Authorization: Bearer`. */
+export function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  const apiKey = Array.isArray(header) ? header[0] : header;
+  if (apiKey) return apiKey.trim();
+  const authorization = request.headers.authorization;
+  const bearer = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
+  return bearer?.[1];
+}
+
+/** Registers CORS and the access hook; call before any route is added. */
+export async function installAccess(
+  app: FastifyInstance,
+  options: { settings: AccessSettings; keys: KeyService },
+): Promise<void> {
+  const { settings, keys } = options;
+  const { origins } = settings;
+  app.decorateRequest('actor', null);
+
+  await app.register(cors, {
+    hideOptionsRoute: true,
+    delegator: (request, callback) => {
+      const origin = request.headers.origin;
+      const kind = classifyOrigin(origin, request.headers.host, origins);
+      // A preflight asks about the method the page wants to send next, not about OPTIONS.
+      const asked = request.headers['access-control-request-method'];
+      const method =
+        request.method === 'OPTIONS' && typeof asked === 'string' ? asked.toUpperCase() : request.method;
+      const write = changesState(method);
+      const mayWrite = kind === 'listed' || kind === 'own';
+      callback(null, {
+        origin: corsOrigin(kind, origin, write, origins),
+        methods: mayWrite ? ALL_METHODS : READ_METHODS,
+        exposedHeaders: ['x-request-id'],
+        maxAge: 600,
+        // Any OPTIONS request is answered as a preflight, so it never falls into the 405 routes.
+        strictPreflight: false,
+      });
+    },
+  });
+
+  // Callback style: requests that need no key (auth off, open routes) cost no promise.
+  app.addHook('onRequest', (request, reply, done) => {
+    const config = request.routeOptions.config as { methodNotAllowed?: boolean } | undefined;
+    const route = config?.methodNotAllowed ? undefined : request.routeOptions.url;
+    if (changesState(request.method)) {
+      const origin = request.headers.origin;
+      if (classifyOrigin(origin, request.headers.host, origins) === 'foreign') {
+        done(
+          new ForeignOrigin(
+            `requests that change state are refused from the web origin ${JSON.stringify(origin)}; list it in [server] allowed_origins to allow a web front end there`,
+          ),
+        );
+        return;
+      }
+    }
+    const rule = ruleFor(request.method, route, { metricsOpen: settings.metricsOpen });
+    if (!rule || rule.kind === 'open') return done();
+    if (!settings.keysRequired) {
+      request.actor = ANONYMOUS;
+      return done();
+    }
+    const key = presentedKey(request);
+    if (!key) {
+      reply.header('www-authenticate', 'Bearer realm="machine-api"');
+      return done(new Unauthorized('an API key is required: send it as X-Api-Key or Authorization: Bearer'));
+    }
+    keys.authenticate(key).then((actor) => {
+      if (!actor) {
+        reply.header('www-authenticate', 'Bearer realm="machine-api", error="invalid_token"');
+        return done(new Unauthorized('the API key is not valid (unknown or revoked)'));
+      }
+      request.actor = actor;
+      done(scopeError(request.method, route ?? '', rule, actor));
+    }, done);
+  });
+}
+
+/** Undefined when `actor` passes `rule`, else the 403 naming the scope it lacks. */
+function scopeError(method: string, route: string, rule: Rule, actor: Actor): MissingScope | undefined {
+  if (rule.kind === 'key') return undefined;
+  // Ownership is the job service's to judge; here only whether the key could act on any job at all.
+  if (rule.kind === 'own-job' && (allows(actor, 'print') || allows(actor, 'control'))) return undefined;
+  if (rule.kind === 'scope' && allows(actor, rule.scope)) return undefined;
+  const path = route.replace(/:(\w+)/g, '{$1}');
+  const others = rule.kind === 'own-job' ? ' (or "control" for jobs of other keys)' : '';
+  return new MissingScope(
+    `the API key "${actor.name}" lacks the "${neededScope(rule)}" scope needed for ${method} ${path}${others}`,
+  );
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is asking (set by the access hook on every route that is not open). */
+    actor: Actor | null;
+  }
+}
+
+const SECRET_PARAMS = /([?&](?:apikey|api_key|key|token|access_token)=)[^&#]*/gi;
+
+/** The request URL for the log: a key some client put in the query (OctoPrint allows `?apikey=`) is masked. */
+export function loggableUrl(url: string): string {
+  return url.includes('?') ? url.replace(SECRET_PARAMS, '$1[redacted]') : url;
+}

@@ -1,0 +1,69 @@
+/** API key rows: the only module that reads or writes the api_keys table. */
+
+import type { Kysely } from 'kysely';
+import type { JobDatabase } from '../jobs/database.js';
+
+export interface KeyRow {
+  name: string;
+  keyId: string;
+  secretHash: string;
+  scopes: string[];
+  createdAt: string;
+}
+
+export class KeyStore {
+  constructor(private readonly db: Kysely<JobDatabase>) {}
+
+  /** Inserts a key; returns false when the name is taken (the primary key decides, so two racing creates cannot both win). */
+  async insert(row: KeyRow): Promise<boolean> {
+    const result = await this.db
+      .insertInto('api_keys')
+      .values({
+        name: row.name,
+        key_id: row.keyId,
+        secret_hash: row.secretHash,
+        scopes: row.scopes.join(','),
+        created_at: row.createdAt,
+      })
+      .onConflict((conflict) => conflict.column('name').doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+
+  /** Read on every authenticated request, never cached: a revocation by another process counts at once. */
+  async byKeyId(keyId: string): Promise<KeyRow | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('key_id', '=', keyId)
+      .executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  async list(): Promise<KeyRow[]> {
+    const rows = await this.db.selectFrom('api_keys').selectAll().orderBy('name').execute();
+    return rows.map(toRow);
+  }
+
+  /** Deletes the key; false when there was none by that name. */
+  async delete(name: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('api_keys').where('name', '=', name).executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+}
+
+function toRow(row: {
+  name: string;
+  key_id: string;
+  secret_hash: string;
+  scopes: string;
+  created_at: string;
+}): KeyRow {
+  return {
+    name: row.name,
+    keyId: row.key_id,
+    secretHash: row.secret_hash,
+    scopes: row.scopes.split(',').filter(Boolean),
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * API keys: create (the key text is returned once and never again), list, revoke, and authenticate a
+ * presented key. The CLI and the HTTP API both go through here, on the same SQLite file, and
+ * `authenticate` reads the row on every request, so a key revoked by `machine-api keys revoke` while the
+ * server runs stops working with the next request.
+ */
+
+import { BadRequest, Conflict, NotFound } from '../errors.js';
+import { generateKey, parseKey, secretMatches } from './key-secret.js';
+import type { KeyStore } from './key-store.js';
+import { type Actor, parseScopes, type Scope } from './scopes.js';
+
+/** Key names appear in URLs (`DELETE /keys/{name}`) and as job owners. */
+export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export interface KeyInfo {
+  name: string;
+  scopes: Scope[];
+  createdAt: string;
+}
+
+export interface CreatedKey extends KeyInfo {
+  /** The key itself: shown to its creator once, stored only as a hash. */
+  key: string;
+}
+
+export class KeyService {
+  constructor(private readonly store: KeyStore) {}
+
+  /** Creates a key. Throws `BadRequest` for a bad name or scope, `Conflict` when the name is taken. */
+  async create(name: string, scopeNames: readonly string[]): Promise<CreatedKey> {
+    if (!KEY_NAME.test(name)) {
+      throw new BadRequest(`key name "${name}" must match ${KEY_NAME} (it is used in URLs and as job owner)`);
+    }
+    let scopes: Scope[];
+    try {
+      scopes = parseScopes(scopeNames);
+    } catch (error) {
+      throw new BadRequest((error as Error).message);
+    }
+    const secret = generateKey();
+    const createdAt = new Date().toISOString();
+    const inserted = await this.store.insert({
+      name,
+      keyId: secret.id,
+      secretHash: secret.hash,
+      scopes,
+      createdAt,
+    });
+    if (!inserted) throw new Conflict(`a key named "${name}" already exists; revoke it first`);
+    return { name, scopes, createdAt, key: secret.text };
+  }
+
+  async list(): Promise<KeyInfo[]> {
+    const rows = await this.store.list();
+    return rows.map((row) => ({ name: row.name, scopes: parseScopes(row.scopes), createdAt: row.createdAt }));
+  }
+
+  /** Revokes a key by name; `NotFound` when there is none. Effective for the very next request. */
+  async revoke(name: string): Promise<void> {
+    if (!(await this.store.delete(name))) throw new NotFound(`no key named "${name}"`);
+  }
+
+  /** The actor a presented key stands for, or null when the key is malformed, unknown or revoked. */
+  async authenticate(presented: string): Promise<Actor | null> {
+    const parsed = parseKey(presented);
+    if (!parsed) return null;
+    const row = await this.store.byKeyId(parsed.id);
+    if (!secretMatches(parsed.secret, row?.secretHash) || !row) return null;
+    return { name: row.name, scopes: new Set(parseScopes(row.scopes)) };
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * `machine-api keys create|list|revoke`: the same key service the HTTP API uses, on the data dir's
+ * SQLite file. SQLite (WAL) lets this run next to a serving process; the server reads keys on every
+ * request, so what this does counts from the next request on.
+ */
+
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { KeyStore } from './access/key-store.js';
+import { KeyService } from './access/keys.js';
+import { openJobDatabase } from './jobs/database.js';
+
+export interface KeysCommandOptions {
+  dataDir: string;
+  name?: string;
+  scope?: string;
+  out(text: string): void;
+}
+
+/** Runs one `keys` subcommand; returns the exit code. Errors are thrown with a message for the user. */
+export async function runKeysCommand(args: string[], options: KeysCommandOptions): Promise<number> {
+  const [command, positional] = args;
+  const dataDir = resolve(options.dataDir);
+  await mkdir(dataDir, { recursive: true });
+  const db = await openJobDatabase(dataDir);
+  try {
+    const keys = new KeyService(new KeyStore(db));
+    switch (command) {
+      case 'create': {
+        const name = options.name ?? positional;
+        if (!name) throw new Error('keys create needs --name NAME');
+        if (!options.scope) throw new Error('keys create needs --scope, e.g. --scope read,print');
+        const created = await keys.create(name, options.scope.split(','));
+        options.out(
+          `${created.key}\n` +
+            `(key "${created.name}" with scopes ${created.scopes.join(',')}; this is the only time it is shown)\n`,
+        );
+        return 0;
+      }
+      case 'list': {
+        const list = await keys.list();
+        if (list.length === 0) options.out('no keys\n');
+        for (const key of list) options.out(`${key.name}\t${key.scopes.join(',')}\t${key.createdAt}\n`);
+        return 0;
+      }
+      case 'revoke': {
+        const name = positional ?? options.name;
+        if (!name) throw new Error('keys revoke needs the NAME of the key');
+        await keys.revoke(name);
+        options.out(`revoked "${name}"\n`);
+        return 0;
+      }
+      default:
+        throw new Error(`unknown keys command "${command ?? ''}"; expected create, list or revoke`);
+    }
+  } finally {
+    await db.destroy();
+  }
+}

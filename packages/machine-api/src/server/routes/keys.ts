@@ -1,0 +1,64 @@
+/** `GET /keys`, `POST /keys`, `DELETE /keys/{name}`: managing API keys over HTTP (`admin` scope). */
+
+import { Type } from 'typebox';
+import { ApiKey, CreatedApiKey, KeyNameParams, NewApiKey } from '../key-schemas.js';
+import { ref } from '../schemas.js';
+import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+
+export function keyRoutes(app: TypedApp, context: ServerContext): void {
+  const { keys } = context;
+
+  app.get(
+    '/keys',
+    {
+      schema: {
+        operationId: 'list_keys',
+        summary: 'List API keys (names and scopes; never the keys themselves).',
+        tags: ['access'],
+        response: { 200: ok(Type.Array(ref(ApiKey), { title: 'Array_of_ApiKey' })), ...errorResponses },
+      },
+    },
+    async () => {
+      const list = await keys.list();
+      return list.map((key) => ({ name: key.name, scopes: key.scopes, created_at: key.createdAt }));
+    },
+  );
+
+  app.post(
+    '/keys',
+    {
+      schema: {
+        operationId: 'create_key',
+        summary: 'Create an API key; the response is the only place the key is ever shown.',
+        tags: ['access'],
+        body: ref(NewApiKey),
+        response: {
+          201: { description: 'created', content: { 'application/json': { schema: ref(CreatedApiKey) } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const created = await keys.create(request.body.name, request.body.scopes);
+      reply.code(201).header('cache-control', 'no-store');
+      return { name: created.name, scopes: created.scopes, created_at: created.createdAt, key: created.key };
+    },
+  );
+
+  app.delete(
+    '/keys/:name',
+    {
+      schema: {
+        operationId: 'revoke_key',
+        summary: 'Revoke an API key; it stops working with the next request.',
+        tags: ['access'],
+        params: KeyNameParams,
+        response: { 204: { description: 'revoked' }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      await keys.revoke(request.params.name);
+      return reply.code(204).send();
+    },
+  );
+}

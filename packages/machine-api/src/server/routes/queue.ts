@@ -1,0 +1,99 @@
+/** `POST /queue` (a design and constraints in, a waiting job out) and `GET /queue` (the waiting jobs in order). */
+
+import { Type } from 'typebox';
+import { jobResponse } from '../convert.js';
+import { receivePrintForm } from '../multipart.js';
+import { Job, QueueEntry, QueueParameters, ref, validationSchema } from '../schemas.js';
+import { strictValidator } from '../strict-validation.js';
+import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+import { parseParamsPart } from './print.js';
+
+/** What the request body is, for the OpenAPI document (the body is read as a stream, not validated whole). */
+const MultipartDesign = Type.Unsafe({ type: 'string', format: 'binary' });
+
+const paramsSchema = validationSchema(QueueParameters);
+
+export function queueRoutes(app: TypedApp, context: ServerContext): void {
+  const { queue, jobs } = context;
+
+  app.post(
+    '/queue',
+    {
+      schema: {
+        operationId: 'queue_file',
+        summary:
+          'Queue a design for the first ready machine that satisfies the constraints (multipart: `file` and `params` as JSON QueueParameters).',
+        tags: ['queue'],
+        response: {
+          201: { description: 'queued', content: { 'application/json': { schema: ref(Job) } } },
+          ...errorResponses,
+        },
+      },
+      config: {
+        swaggerTransform: ({ schema, url }) => ({
+          url,
+          schema: { ...schema, consumes: ['multipart/form-data'], body: MultipartDesign },
+        }),
+      },
+    },
+    async (request, reply) => {
+      const form = await receivePrintForm(request, {
+        uploadDir: jobs.uploadDir,
+        maxBytes: context.maxUploadBytes,
+        route: 'POST /queue',
+        paramsSchema: 'QueueParameters',
+      });
+      try {
+        const params = parseParamsPart(
+          form.params,
+          strictValidator(paramsSchema),
+          'QueueParameters',
+        ) as QueueParameters;
+        const job = await queue.submit(
+          form.upload,
+          {
+            jobName: params.job_name,
+            constraints: {
+              ...(params.machine_ids !== undefined ? { machine_ids: params.machine_ids } : {}),
+              ...(params.material !== undefined ? { material: params.material } : {}),
+              ...(params.nozzle_diameter !== undefined ? { nozzle_diameter: params.nozzle_diameter } : {}),
+              ...(params.machine_type !== undefined ? { machine_type: params.machine_type } : {}),
+            },
+            priority: params.priority ?? 0,
+            ...(params.slicer_configuration !== undefined
+              ? { slicerConfiguration: params.slicer_configuration }
+              : {}),
+          },
+          request.actor?.name ?? null,
+        );
+        return reply
+          .code(201)
+          .send(jobResponse(job, { progress: jobs.progressOf(job), position: queue.positionOf(job.id) }));
+      } finally {
+        await form.discard();
+      }
+    },
+  );
+
+  app.get(
+    '/queue',
+    {
+      schema: {
+        operationId: 'get_queue',
+        summary: 'The jobs waiting for a machine, in dispatch order, with the machines each can go to.',
+        tags: ['queue'],
+        response: {
+          200: ok(Type.Array(ref(QueueEntry), { title: 'Array_of_QueueEntry' })),
+          ...errorResponses,
+        },
+      },
+    },
+    async () => {
+      const entries = await queue.list();
+      return entries.map((entry) => ({
+        job: jobResponse(entry.job, { progress: null, position: entry.position }),
+        machines: entry.machines,
+      }));
+    },
+  );
+}

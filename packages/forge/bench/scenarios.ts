@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Sqlite from 'better-sqlite3';
 import type { Scenario } from '../../../bench/scenario.js';
 import { startService } from '../../../bench/service-process.js';
 import { generateToken } from '../src/auth/secrets.js';
@@ -12,6 +13,7 @@ import { insertUser } from '../src/store/users.js';
 import { scaleOutScenarios } from './scale-out-scenarios.js';
 
 const cli = new URL('../dist/cli.js', import.meta.url).pathname;
+const directSql = new URL('./direct-sql-server.mjs', import.meta.url).pathname;
 
 /** Starts forge on a throw-away data dir, after `seed` filled its database. */
 async function startForge(seed?: (dir: string) => Promise<void>) {
@@ -20,6 +22,11 @@ async function startForge(seed?: (dir: string) => Promise<void>) {
   const service = await startService(cli, ['--data-dir', dir], '/api/v1/version');
   return {
     baseUrl: service.baseUrl,
+    /** The direct-SQL baseline of `kind` (see direct-sql-server.mjs) on this forge's database. */
+    direct: (kind: string, ...args: string[]) => ({
+      script: directSql,
+      args: [join(dir, 'forge.db'), kind, ...args],
+    }),
     stop: async () => {
       await service.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -131,6 +138,73 @@ export async function seedUsers(dir: string, count: number): Promise<string> {
   }
 }
 
+const ACTIONS = 1_000_000;
+const OWN_ACTIONS = 20_000;
+const OTHER_USERS = 1_000;
+
+/**
+ * Seeds `bench` and 1 000 other users, then 1 000 000 action rows spread over the last year: 20 000 are
+ * bench's own acts in its feed, the rest belong to the others' feeds. One prepared INSERT in one
+ * transaction, straight on the SQLite file (the store's builder would take minutes for a million rows).
+ */
+export async function seedActions(dir: string): Promise<void> {
+  const file = join(dir, 'forge.db');
+  const forge = await openDatabase({ url: `sqlite:${file}` });
+  let benchId: number;
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    const bench = await insertUser(forge.db, {
+      lower_name: 'bench',
+      name: 'bench',
+      email: 'bench@example.com',
+      is_active: 1,
+      created_unix: now,
+      updated_unix: now,
+    });
+    benchId = bench.id;
+  } finally {
+    await forge.close();
+  }
+  await seedUsers(dir, OTHER_USERS);
+  const db = new Sqlite(file);
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    const insert = db.prepare(
+      `INSERT INTO action (user_id, op_type, act_user_id, repo_id, comment_id, ref_name, is_private,
+         is_deleted, content, created_unix) VALUES (?, 5, ?, 0, 0, 'refs/heads/main', 0, 0, '', ?)`,
+    );
+    db.transaction(() => {
+      const step = Math.floor((ACTIONS / OWN_ACTIONS) | 0);
+      for (let i = 0; i < ACTIONS; i++) {
+        const own = i % step === 0;
+        const other = benchId + 1 + (i % OTHER_USERS);
+        const uid = own ? benchId : other;
+        insert.run(uid, uid, now - Math.floor((i / ACTIONS) * 360 * 86400));
+      }
+    })();
+    db.exec('ANALYZE');
+  } finally {
+    db.close();
+  }
+}
+
+/** A user activity route over `seedActions`' million rows, read anonymously. */
+function activityScenario(label: string, path: string, kind: string, ...args: string[]): Scenario {
+  return {
+    name: `forge GET /users/{u}/${label} (1 000 000 actions, 20 000 the user's)`,
+    async prepare() {
+      const service = await startForge(seedActions);
+      return {
+        baseUrl: service.baseUrl,
+        request: { path },
+        notes: { actions: ACTIONS, own: OWN_ACTIONS },
+        direct: service.direct(kind, 'bench', ...args),
+        teardown: service.stop,
+      };
+    },
+  };
+}
+
 /** `GET /users/search?q=…` matching ten users out of `count`. */
 function userSearchScenario(count: number): Scenario {
   return {
@@ -144,6 +218,7 @@ function userSearchScenario(count: number): Scenario {
         baseUrl: service.baseUrl,
         request: { path: `/api/v1/users/search?q=${keyword}` },
         notes: { users: count, matches: 10 },
+        direct: service.direct('search', keyword),
         teardown: service.stop,
       };
     },
@@ -166,6 +241,7 @@ export const scenarios: Scenario[] = [
         baseUrl: service.baseUrl,
         request: { path: '/api/v1/repos/bench/big/releases?limit=50' },
         notes: { releases: RELEASES, pageSize: 50 },
+        direct: service.direct('releases', 'bench', 'big', '50'),
         teardown: service.stop,
       };
     },
@@ -178,6 +254,7 @@ export const scenarios: Scenario[] = [
         baseUrl: service.baseUrl,
         request: { path: '/api/v1/repos/bench/big/releases/latest' },
         notes: { releases: RELEASES },
+        direct: service.direct('releases', 'bench', 'big', '1'),
         teardown: service.stop,
       };
     },
@@ -198,9 +275,17 @@ export const scenarios: Scenario[] = [
           headers: { authorization: `token ${token}` },
         },
         notes: { users: 100_000 },
+        direct: service.direct('user', benchUserName(54_321)),
         teardown: service.stop,
       };
     },
   },
+  activityScenario('heatmap', '/api/v1/users/bench/heatmap', 'heatmap'),
+  activityScenario(
+    'activities/feeds?limit=30',
+    '/api/v1/users/bench/activities/feeds?limit=30',
+    'feeds',
+    '30',
+  ),
   ...scaleOutScenarios(seedReleases),
 ];

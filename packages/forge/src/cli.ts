@@ -3,13 +3,17 @@ import { parseArgs } from 'node:util';
 import { type ConfigSources, loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { startForge } from './server.js';
-import { createUser } from './services/users.js';
+import { syncAllReleases } from './services/release-sync.js';
+import { changeUserPassword, createUser } from './services/users.js';
 import { openDatabase } from './store/database.js';
 
 const USAGE = `usage:
   forge serve [--bind HOST:PORT] [--data-dir DIR] [--app-url URL] [--config FILE] [--database-url URL]
   forge admin user create --username NAME --password PW --email EMAIL [--admin] [--must-change-password=false]
                           [--data-dir DIR] [--config FILE] [--database-url URL]
+  forge admin user change-password --username NAME --password PW [--must-change-password=false]
+                          [--data-dir DIR] [--config FILE] [--database-url URL]
+  forge admin repo-sync-releases [--repo OWNER/REPO] [--data-dir DIR] [--config FILE] [--database-url URL]
 The database defaults to <data-dir>/forge.db (SQLite); FORGE_DATABASE_URL or --database-url may name a
 postgres:// database instead.`;
 
@@ -99,11 +103,73 @@ async function adminUserCreate(argv: string[]): Promise<void> {
   process.stdout.write(`New user '${values.username}' has been successfully created!\n`);
 }
 
+/** Gitea's `admin user change-password`; `--must-change-password` defaults to true as there. */
+async function adminUserChangePassword(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: normaliseBooleanFlags(argv),
+    strict: true,
+    options: {
+      ...COMMON_OPTIONS,
+      username: { type: 'string' },
+      password: { type: 'string' },
+      'must-change-password': { type: 'string', default: 'true' },
+    },
+  });
+  const mustChange = values['must-change-password'];
+  if (!values.username || !values.password || !['true', 'false'].includes(mustChange)) {
+    throw new Error(`admin user change-password needs --username and --password\n${USAGE}`);
+  }
+  const config = loadConfig(configSources(values));
+  const database = await openDatabase({ url: config.databaseUrl });
+  try {
+    await changeUserPassword(
+      { db: database.db, dialect: database.dialect, config },
+      { username: values.username, password: values.password, mustChangePassword: mustChange === 'true' },
+    );
+  } finally {
+    await database.close();
+  }
+  process.stdout.write(`${values.username}'s password has been successfully updated!\n`);
+}
+
+/**
+ * Gitea's `admin repo-sync-releases`: brings release records in line with the git tags of every
+ * repository (or one), the same repair `forge serve` runs at start-up.
+ */
+async function adminRepoSyncReleases(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: { ...COMMON_OPTIONS, repo: { type: 'string' } },
+  });
+  const config = loadConfig(configSources(values));
+  const database = await openDatabase({ url: config.databaseUrl });
+  try {
+    const reports = await syncAllReleases(
+      { db: database.db, dialect: database.dialect, config },
+      values.repo,
+    );
+    for (const report of reports) {
+      const line = report.skipped
+        ? `${report.repository}: skipped (${report.skipped})`
+        : `${report.repository}: ${report.added} tags added, ${report.removed} tags removed, ` +
+          `${report.drafted} releases without tag made drafts, ${report.updated} updated`;
+      process.stdout.write(`${line}\n`);
+    }
+    process.stdout.write(`Synchronized releases of ${reports.length} repositories.\n`);
+  } finally {
+    await database.close();
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'serve') return serve(rest);
   if (command === 'admin' && rest[0] === 'user' && rest[1] === 'create')
     return adminUserCreate(rest.slice(2));
+  if (command === 'admin' && rest[0] === 'user' && rest[1] === 'change-password')
+    return adminUserChangePassword(rest.slice(2));
+  if (command === 'admin' && rest[0] === 'repo-sync-releases') return adminRepoSyncReleases(rest.slice(1));
   const help = command === '--help' || command === '-h' || command === 'help';
   process.stdout.write(`${USAGE}\n`);
   process.exitCode = help ? 0 : 2;

@@ -39,9 +39,31 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    attachment: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          /** Largest accepted file in MiB (Gitea's MAX_SIZE). */
+          max_size: Type.Optional(Type.Integer({ minimum: 0 })),
+          /** Comma-separated extensions (`.zip`), MIME types (`image/png`) or wildcards (`image/*`); empty allows all. */
+          allowed_types: Type.Optional(Type.String()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     server: Type.Optional(
       Type.Object(
         { ssh_trusted_user_ca_keys: Type.Optional(Type.Array(Type.String())) },
+        { additionalProperties: false },
+      ),
+    ),
+    oauth2: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          access_token_expiration_time: Type.Optional(Type.Integer({ minimum: 1 })),
+          refresh_token_expiration_time: Type.Optional(Type.Integer({ minimum: 1 })),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -64,6 +86,10 @@ export interface ForgeConfig {
   api: { defaultPagingNum: number; maxResponseItems: number };
   service: { noReplyAddress: string; registerEmailConfirm: boolean; requireSignInView: boolean };
   server: { sshTrustedUserCaKeys: string[] };
+  /** Release attachments: Gitea's `[attachment]` ENABLED, MAX_SIZE (here in bytes), ALLOWED_TYPES. */
+  attachment: { enabled: boolean; maxSizeBytes: number; allowedTypes: string };
+  /** Gitea's [oauth2]: access-token lifetime in seconds, refresh-token lifetime in hours. */
+  oauth2: { enabled: boolean; accessTokenExpirationTime: number; refreshTokenExpirationTime: number };
 }
 
 export interface ConfigSources {
@@ -138,5 +164,15 @@ export function loadConfig(sources: ConfigSources): ForgeConfig {
       requireSignInView: file.service?.require_signin_view ?? false,
     },
     server: { sshTrustedUserCaKeys: file.server?.ssh_trusted_user_ca_keys ?? [] },
+    attachment: {
+      enabled: file.attachment?.enabled ?? true,
+      maxSizeBytes: (file.attachment?.max_size ?? 2048) * 1024 * 1024,
+      allowedTypes: file.attachment?.allowed_types ?? '',
+    },
+    oauth2: {
+      enabled: file.oauth2?.enabled ?? true,
+      accessTokenExpirationTime: file.oauth2?.access_token_expiration_time ?? 3600,
+      refreshTokenExpirationTime: file.oauth2?.refresh_token_expiration_time ?? 730,
+    },
   };
 }

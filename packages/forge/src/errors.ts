@@ -50,6 +50,11 @@ export class Conflict extends ForgeError {
   readonly status = 409;
 }
 
+/** 413: an upload larger than the configured maximum. */
+export class PayloadTooLarge extends ForgeError {
+  readonly status = 413;
+}
+
 /** 422: invalid input or a state that forbids the change. */
 export class Invalid extends ForgeError {
   readonly status = 422;

@@ -1,16 +1,47 @@
+import type { FastifyBaseLogger } from 'fastify';
 import pino, { type Logger } from 'pino';
+
+/** Where credentials can sit in a logged object: request headers under any of the names loggers use. */
+const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'sudo', '"x-ssh-certificate"'];
+const REDACT_PATHS = [
+  ...SECRET_HEADERS.flatMap((name) => {
+    const key = name.startsWith('"') ? `[${name}]` : `.${name}`;
+    return [`req.headers${key}`, `headers${key}`, `request.headers${key}`];
+  }),
+  '*.password',
+  'password',
+];
+
+/** Query parameters that carry credentials (`?token=`, `?access_token=`) or an identity switch (`?sudo=`). */
+const SECRET_QUERY_PARAMS = /([?&](?:token|access_token|sudo)=)[^&#]*/gi;
+
+/** The URL with the values of credential-carrying query parameters replaced: safe to log. */
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_QUERY_PARAMS, '$1[REDACTED]');
+}
+
+const redactUrlField = (url: unknown) => (typeof url === 'string' ? redactUrl(url) : url);
+const serializers = {
+  url: redactUrlField,
+  req: (req: unknown) =>
+    req !== null && typeof req === 'object' && 'url' in req ? { ...req, url: redactUrlField(req.url) } : req,
+};
+
+/**
+ * The logger the HTTP app writes through: whatever logger it was given, with credentials redacted at
+ * every level (headers by path, query tokens in any `url` field), so no configuration can leak them.
+ */
+export function redactingLogger(logger: FastifyBaseLogger): FastifyBaseLogger {
+  return logger.child({}, { redact: { paths: REDACT_PATHS, censor: '[REDACTED]' }, serializers });
+}
 
 /** JSON lines when not on a terminal, readable colour lines on a terminal; secrets never reach the log. */
 export function createLogger(options: { level?: string } = {}): Logger {
   return pino({
     name: 'forge',
     level: options.level ?? 'info',
-    redact: [
-      'req.headers.authorization',
-      'req.headers.cookie',
-      'req.headers["x-ssh-certificate"]',
-      '*.password',
-    ],
+    redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+    serializers,
     ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : {}),
   });
 }

@@ -4,10 +4,15 @@ import type { SignatureVerifier } from './auth/context.js';
 import { generatePassword } from './auth/secrets.js';
 import type { ForgeConfig } from './config.js';
 import { Invalid } from './errors.js';
+import { removeStaleUploads } from './services/attachment-files.js';
+import { removeOrphanAttachmentFiles } from './services/attachment-removal.js';
 import type { ServiceContext } from './services/context.js';
+import { syncAllReleases } from './services/release-sync.js';
 import { createUser, hasUsers } from './services/users.js';
 import { openDatabase } from './store/database.js';
 
+/** How long requests in flight may finish when the server closes. */
+const CLOSE_GRACE_MS = 2_500;
 export const INITIAL_ADMIN_NAME = 'forge-admin';
 
 export interface RunningForge {
@@ -45,7 +50,10 @@ export async function ensureInitialAdmin(ctx: ServiceContext, print: (line: stri
     throw error;
   }
   print(`forge: created site administrator "${INITIAL_ADMIN_NAME}" with password: ${password}`);
-  print('forge: this password is shown only once; keep it or change it with `forge admin user create`.');
+  print(
+    `forge: this password is shown only once; keep it or change it with ` +
+      `\`forge admin user change-password --username ${INITIAL_ADMIN_NAME} --password <new password> --must-change-password=false\`.`,
+  );
 }
 
 /** Opens the database (migrating it), creates the first administrator if needed, and starts listening. */
@@ -56,7 +64,16 @@ export async function startForge(config: ForgeConfig, options: StartOptions): Pr
   });
   const ctx: ServiceContext = { db: database.db, dialect: database.dialect, config };
   try {
+    await removeStaleUploads(ctx);
+    await removeOrphanAttachmentFiles(ctx);
     await ensureInitialAdmin(ctx, options.print);
+    // Repairs what a crash between a git write and its database write left behind (release-sync.ts).
+    for (const report of await syncAllReleases(ctx)) {
+      if (report.skipped) options.logger.warn(report, 'release sync skipped a repository');
+      else if (report.added + report.removed + report.drafted + report.updated > 0) {
+        options.logger.info(report, 'release records repaired at start-up');
+      }
+    }
     const app = await buildApp({ logger: options.logger, ctx, signatureVerifier: options.signatureVerifier });
     await app.listen({ host: config.bind.host, port: config.bind.port });
     const address = app.server.address();
@@ -70,7 +87,15 @@ export async function startForge(config: ForgeConfig, options: StartOptions): Pr
       ctx,
       url,
       close: async () => {
-        await app.close();
+        // Idle keep-alive connections close at once (Fastify's default); a request still in flight
+        // gets a short grace, then its connection is cut, so a client that stalls mid-upload cannot
+        // hold the shutdown (or the database) open.
+        const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(cut);
+        }
         await database.close();
       },
     };

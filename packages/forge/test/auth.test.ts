@@ -278,9 +278,14 @@ describe('authentication and token scopes', () => {
       await patch({ prohibit_login: false, must_change_password: true });
       const must = await forge.request('GET', '/user', { token });
       expect(must.status).toBe(403);
+      const name = user.username;
       expect(must.body).toEqual({
-        message: `You must change your password. Change it at: ${forge.appUrl}/user/change_password`,
+        message:
+          `You must change your password. An administrator can set a new one with ` +
+          `\`forge admin user change-password --username ${name} --password <new password> --must-change-password=false\`` +
+          ` or PATCH ${forge.appUrl}api/v1/admin/users/${name} with {"password": "<new password>", "must_change_password": false}.`,
       });
+      expect(must.body.message).not.toMatch(/[^:]\/\//);
       await patch({ must_change_password: false });
       expect((await forge.request('GET', '/user', { token })).status).toBe(200);
     });

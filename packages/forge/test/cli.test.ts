@@ -144,6 +144,90 @@ describe('forge CLI', () => {
     expect(failure).toMatchObject({ code: 1, stderr: 'forge: user already exists [name: carol]\n' });
   });
 
+  it('the first-start message names the command that changes the password', () => {
+    expect(served.stdout()).toContain(
+      'change it with `forge admin user change-password --username forge-admin --password <new password> --must-change-password=false`',
+    );
+  });
+
+  it('admin user change-password sets a new password and, with =false, lifts must-change-password', async () => {
+    const before = await fetch(`${served.url}/api/v1/user`, { headers: basic('dave', 'dave-secret') });
+    expect(before.status).toBe(403);
+    const { stdout } = await forgeCli([
+      'admin',
+      'user',
+      'change-password',
+      '--username',
+      'dave',
+      '--password',
+      'dave-new-secret',
+      '--must-change-password=false',
+      '--data-dir',
+      dataDir,
+    ]);
+    expect(stdout).toBe("dave's password has been successfully updated!\n");
+    const old = await fetch(`${served.url}/api/v1/user`, { headers: basic('dave', 'dave-secret') });
+    expect(old.status).toBe(401);
+    const res = await fetch(`${served.url}/api/v1/user`, { headers: basic('dave', 'dave-new-secret') });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ login: 'dave' });
+    // Without the flag the new password must be changed again (Gitea's default).
+    await forgeCli([
+      'admin',
+      'user',
+      'change-password',
+      '--username',
+      'dave',
+      '--password',
+      'dave-third-secret',
+      '--data-dir',
+      dataDir,
+    ]);
+    const again = await fetch(`${served.url}/api/v1/user`, { headers: basic('dave', 'dave-third-secret') });
+    expect(again.status).toBe(403);
+  });
+
+  it('admin user change-password on an unknown user or with a short password exits non-zero', async () => {
+    const unknown = await forgeCli([
+      'admin',
+      'user',
+      'change-password',
+      '--username',
+      'nobody',
+      '--password',
+      'long-enough',
+      '--data-dir',
+      dataDir,
+    ]).catch((error: { code: number; stderr: string }) => error);
+    expect(unknown).toMatchObject({ code: 1, stderr: 'forge: user does not exist [name: nobody]\n' });
+    const short = await forgeCli([
+      'admin',
+      'user',
+      'change-password',
+      '--username',
+      'carol',
+      '--password',
+      'short',
+      '--data-dir',
+      dataDir,
+    ]).catch((error: { code: number; stderr: string }) => error);
+    expect(short).toMatchObject({ code: 1, stderr: 'forge: password is shorter than 8 characters\n' });
+  });
+
+  it('admin repo-sync-releases syncs every repository, or the one --repo names', async () => {
+    const all = await forgeCli(['admin', 'repo-sync-releases', '--data-dir', dataDir]);
+    expect(all.stdout).toBe('Synchronized releases of 0 repositories.\n');
+    const unknown = await forgeCli([
+      'admin',
+      'repo-sync-releases',
+      '--repo',
+      'a/b',
+      '--data-dir',
+      dataDir,
+    ]).catch((error: { code: number; stderr: string }) => error);
+    expect(unknown).toMatchObject({ code: 1, stderr: 'forge: repository a/b does not exist\n' });
+  });
+
   it('a restart on the same data dir keeps users and prints no new password', async () => {
     await stop(served.child);
     served = await serve(dataDir);

@@ -104,6 +104,8 @@ export interface StartTestForgeOptions {
   /** Extra config-file keys (written to a TOML file and passed as --config). */
   config?: Partial<ConfigFile> & Record<string, unknown>;
   signatureVerifier?: SignatureVerifier;
+  /** The server's logger (default: silent, or FORGE_TEST_LOG's level). */
+  logger?: pino.Logger;
 }
 
 function toToml(config: Record<string, unknown>): string {
@@ -139,7 +141,7 @@ export async function startTestForge(options: StartTestForgeOptions = {}): Promi
   let forge: RunningForge;
   try {
     forge = await startForge(config, {
-      logger: pino({ level: process.env.FORGE_TEST_LOG ?? 'silent' }),
+      logger: options.logger ?? pino({ level: process.env.FORGE_TEST_LOG ?? 'silent' }),
       print: (line) => printed.push(line),
       signatureVerifier: options.signatureVerifier,
     });

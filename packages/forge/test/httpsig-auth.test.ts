@@ -67,13 +67,17 @@ interface SignedRequest {
   sentPath?: string;
   /** Sent instead of the signed body (a tampered request). */
   sentBody?: string;
+  /** Extra headers sent (and available for signing). */
+  headers?: Record<string, string>;
+  /** Appended to the Signature header's parameters as written. */
+  rawParams?: string;
 }
 
 /** Sends a request signed like Gitea's SDK does: hs2019 over (request-target) (created) (expires). */
 function signedRequest(options: SignedRequest) {
   const method = options.method ?? 'GET';
   const path = `/api/v1${options.path ?? '/admin/users?limit=50'}`;
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
   const signed = ['(request-target)', '(created)', '(expires)'];
   if (options.body !== undefined) {
     headers['content-type'] = 'application/json';
@@ -97,6 +101,7 @@ function signedRequest(options: SignedRequest) {
     expires: now + 10,
     ...options.sign,
   });
+  if (options.rawParams) headers.signature += `,${options.rawParams}`;
   return forge.request(method, options.sentPath ?? path, {
     headers,
     body: options.sentBody ?? options.body,
@@ -205,6 +210,75 @@ describe('public-key mode', () => {
     expect(response.body.message).toMatch(
       /^invalid HTTP signature: invalid Signature header: Request expired/,
     );
+  });
+
+  describe('validity window: created and expires, as pseudo-headers and as bare parameters', () => {
+    const asUser = (sign: Partial<SignOptions>) =>
+      signedRequest({ key: adminKeys.ed25519!, path: '/user', sign });
+    const bad = (response: { status: number; body: { message: string; url: string } }) => {
+      expect(response.status).toBe(401);
+      expect(Object.keys(response.body)).toEqual(['message', 'url']);
+      expect(response.body.url).toBe(`${forge.appUrl}api/swagger`);
+      return response.body.message;
+    };
+
+    it('inside the window the signature authenticates (GET /user → 200)', async () => {
+      const now = unixNow();
+      const response = await asUser({ created: now - 5, expires: now + 10 });
+      expect(response.status, response.text).toBe(200);
+      expect(response.body.login).toBe(forge.admin.username);
+    });
+
+    // 290 s, not 300: http-signature's own check (expires + 300 s of clock skew) would answer first,
+    // with its own message, whenever a second ticks between signing and verifying.
+    it('(expires) signed, about 5 minutes in the past → 401', async () => {
+      const now = unixNow();
+      const message = bad(await asUser({ created: now - 300, expires: now - 290 }));
+      expect(message).toMatch(/^invalid HTTP signature: signature expired 29\ds ago$/);
+    });
+
+    it('expires sent as a parameter only (not signed), about 5 minutes in the past → 401', async () => {
+      const now = unixNow();
+      const response = await asUser({
+        created: now - 300,
+        expires: now - 290,
+        signed: ['(request-target)', '(created)'],
+      });
+      expect(bad(response)).toMatch(/^invalid HTTP signature: signature expired 29\ds ago$/);
+    });
+
+    it('expires 45 s in the past (beyond the 30 s skew) → 401', async () => {
+      const now = unixNow();
+      expect(bad(await asUser({ created: now - 60, expires: now - 45 }))).toMatch(/signature expired/);
+    });
+
+    it('(created) signed, 2 minutes in the future → 401', async () => {
+      const now = unixNow();
+      const message = bad(await asUser({ created: now + 120, expires: now + 130 }));
+      expect(message).toMatch(/^invalid HTTP signature: signature created 1[12]\ds in the future$/);
+    });
+
+    it('created sent as a parameter only (a Date header signed instead), 2 minutes in the future → 401', async () => {
+      const now = unixNow();
+      const date = new Date().toUTCString();
+      const response = await signedRequest({
+        key: adminKeys.ed25519!,
+        path: '/user',
+        headers: { date },
+        sign: { created: now + 120, expires: undefined, signed: ['(request-target)', 'date'] },
+      });
+      expect(bad(response)).toMatch(/signature created 1[12]\ds in the future/);
+    });
+
+    it('a created or expires that is not a unix timestamp → 401', async () => {
+      const response = await signedRequest({
+        key: adminKeys.ed25519!,
+        path: '/user',
+        sign: { expires: undefined, signed: ['(request-target)', '(created)'] },
+        rawParams: 'expires="soon"',
+      });
+      expect(bad(response)).toBe('invalid HTTP signature: the expires parameter is not a unix timestamp');
+    });
   });
 
   it('a valid token wins over a bad signature (tokens come first in the chain)', async () => {

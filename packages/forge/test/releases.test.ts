@@ -193,8 +193,43 @@ describe('releases', () => {
       expect((await forge.request('GET', `${repo.path}/releases/tags/gone-back`)).status).toBe(404);
     });
 
-    it('drafts are readable by id for readers (Gitea 1.2x)', async () => {
-      expect((await forge.request('GET', `${repo.path}/releases/${draft.id}`)).status).toBe(200);
+    it('CVE-2026-27660: a draft by id is 404 (same body as a missing id) unless the caller may write or published it', async () => {
+      const path = `${repo.path}/releases/${draft.id}`;
+      const missing = await forge.request('GET', `${repo.path}/releases/999999`);
+      for (const token of [undefined, readerToken, strangerToken]) {
+        const res = await forge.request('GET', path, { token });
+        expect(res.status).toBe(404);
+        expect(res.body).toEqual(missing.body);
+      }
+      const asWriter = await forge.request('GET', path, { token: writerToken });
+      expect(asWriter.status).toBe(200);
+      expect(asWriter.body.draft).toBe(true);
+      expect((await forge.request('GET', path, { token: ownerReadToken })).status).toBe(200);
+    });
+
+    it('CVE-2026-27660: the publisher of a draft still reads it after losing write access; others do not', async () => {
+      const author = await forge.createUser();
+      const authorToken = await forge.createToken(author, ['write:repository']);
+      // A repository of its own, so the watcher counts of later tests stay as they are.
+      const own = await createRepo(forge, ownerToken);
+      const grant = (permission: string) =>
+        forge.request('PUT', `${own.path}/collaborators/${author.username}`, {
+          token: ownerToken,
+          body: { permission },
+        });
+      expect((await grant('write')).status).toBe(204);
+      const made = await release(authorToken, own, { tag_name: uniqueName('own-draft'), draft: true });
+      expect(made.status).toBe(201);
+      expect((await grant('read')).status).toBe(204);
+      const path = `${own.path}/releases/${made.body.id}`;
+      expect((await forge.request('GET', path, { token: authorToken })).status).toBe(200);
+      const byTag = `${own.path}/releases/tags/${made.body.tag_name}`;
+      expect((await forge.request('GET', byTag, { token: authorToken })).status).toBe(200);
+      expect((await forge.request('GET', path, { token: readerToken })).status).toBe(404);
+      expect((await forge.request('GET', path)).status).toBe(404);
+      // The list keeps the seed's rule 1: drafts only for writers.
+      const listed = await forge.request('GET', `${own.path}/releases?limit=50`, { token: authorToken });
+      expect(listed.body.map((r: { id: number }) => r.id)).not.toContain(made.body.id);
     });
   });
 

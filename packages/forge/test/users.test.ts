@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertActions } from '../src/store/actions.js';
 import { startTestForge, type TestForge, type TestUser, uniqueName } from './harness.js';
+import { createRepo } from './repo-fixtures.js';
 
 const USER_KEYS = [
   'id',
@@ -306,14 +307,22 @@ describe('users', () => {
       expect((await forge.request('GET', '/users/gitea-actions')).status).toBe(404);
     });
 
-    it('a public-only token gets 403 for a non-public user', async () => {
-      const token = await forge.createToken(forge.admin, ['read:user', 'public-only']);
-      const res = await forge.request('GET', `/users/${limited.username}`, { token });
-      expect(res.status).toBe(403);
-      expect(res.body).toEqual({
-        message: 'token scope is limited to public users',
-        url: `${forge.appUrl}api/swagger`,
-      });
+    it('rule 4: a public-only token gets the absent-user 404 for a non-public user (existence not revealed)', async () => {
+      const token = await forge.createToken(forge.admin, ['read:user', 'read:organization', 'public-only']);
+      for (const target of [limited, hidden]) {
+        const absentName = `${target.username}x`;
+        const absent = await forge.request('GET', `/users/${absentName}`, { token });
+        for (const path of ['', '/heatmap', '/activities/feeds', '/orgs']) {
+          const res = await forge.request('GET', `/users/${target.username}${path}`, { token });
+          expect(res.status).toBe(404);
+          expect(res.text).toBe(
+            absent.text.replaceAll(absentName.toLowerCase(), target.username.toLowerCase()),
+          );
+        }
+      }
+      // A public user is still there for the same token.
+      const seen = await forge.request('GET', `/users/${viewer.username}`, { token });
+      expect(seen.status).toBe(200);
     });
 
     it('organizations resolve too; anonymous callers get the placeholder e-mail', async () => {
@@ -477,11 +486,17 @@ describe('users', () => {
       expect(bad.body).toHaveLength(3);
     });
 
-    it("paginates with X-Total-Count and no Link header; entries have Gitea's Activity shape", async () => {
+    it("paginates with X-Total-Count and Link; entries have Gitea's Activity shape", async () => {
       const res = await feed('?limit=1&page=2', { basic: actor });
       expect(res.body.map((a) => a.content)).toEqual(['private own']);
       expect(res.headers.get('x-total-count')).toBe('3');
-      expect(res.headers.get('link')).toBeNull();
+      const base = `${forge.appUrl}api/v1/users/${actor.username}/activities/feeds`;
+      expect(res.headers.get('link')).toBe(
+        `<${base}?limit=1&page=3>; rel="next",<${base}?limit=1&page=3>; rel="last",` +
+          `<${base}?limit=1&page=1>; rel="first",<${base}?limit=1&page=1>; rel="prev"`,
+      );
+      expect(res.headers.get('access-control-expose-headers')).toBe('Link, X-Total-Count');
+      expect((await feed('', { basic: actor })).headers.get('link')).toBeNull();
       const first = (await feed('?limit=1', { basic: actor })).body[0] as unknown as Record<string, unknown>;
       expect(Object.keys(first)).toEqual([
         'id',
@@ -515,6 +530,59 @@ describe('users', () => {
         (await forge.request('GET', `/users/${hidden.username}/activities/feeds`, { token: viewerToken }))
           .status,
       ).toBe(404);
+    });
+  });
+
+  describe('restricted viewers: heatmap and feeds follow repository reads and profile visibility', () => {
+    it('a restricted user sees no activity in public repositories it was not given; a collaborator does', async () => {
+      const author = await forge.createUser();
+      const authorToken = await forge.createToken(author, ['write:repository', 'write:user']);
+      const repo = await createRepo(forge, authorToken);
+      const made = await forge.request('POST', `${repo.path}/releases`, {
+        token: authorToken,
+        body: { tag_name: 'v1', name: 'one' },
+      });
+      expect(made.status).toBe(201);
+      const heatmap = (token?: string) =>
+        forge.request('GET', `/users/${author.username}/heatmap`, { token });
+      const feed = (token?: string) =>
+        forge.request('GET', `/users/${author.username}/activities/feeds`, { token });
+      // Everyone else reads the public repository, so its activity shows.
+      expect((await heatmap(viewerToken)).body).not.toEqual([]);
+      const seen = await feed(viewerToken);
+      expect(seen.body.length).toBeGreaterThan(0);
+      expect(seen.headers.get('x-total-count')).toBe(String(seen.body.length));
+      // A restricted user reads only what it is given: the public repository is not among it.
+      const hiddenMap = await heatmap(restrictedToken);
+      expect(hiddenMap.status).toBe(200);
+      expect(hiddenMap.body).toEqual([]);
+      const hiddenFeed = await feed(restrictedToken);
+      expect(hiddenFeed.status).toBe(200);
+      expect(hiddenFeed.body).toEqual([]);
+      expect(hiddenFeed.headers.get('x-total-count')).toBe('0');
+      // Given the repository (as collaborator), the same entries appear.
+      const grant = await forge.request('PUT', `${repo.path}/collaborators/${restricted.username}`, {
+        token: authorToken,
+        body: { permission: 'read' },
+      });
+      expect(grant.status).toBe(204);
+      expect((await heatmap(restrictedToken)).body).toEqual((await heatmap(viewerToken)).body);
+      expect((await feed(restrictedToken)).body.map((a: { id: number }) => a.id)).toEqual(
+        seen.body.map((a: { id: number }) => a.id),
+      );
+    });
+
+    it("a limited user's heatmap and feeds are 404 for a restricted viewer (go-gitea/gitea#39004)", async () => {
+      const lim = await forge.createUser({ visibility: 'limited' });
+      const limToken = await forge.createToken(lim, ['write:repository', 'write:user']);
+      await createRepo(forge, limToken);
+      for (const path of ['heatmap', 'activities/feeds']) {
+        expect(
+          (await forge.request('GET', `/users/${lim.username}/${path}`, { token: viewerToken })).status,
+        ).toBe(200);
+        const res = await forge.request('GET', `/users/${lim.username}/${path}`, { token: restrictedToken });
+        expect(res.status).toBe(404);
+      }
     });
   });
 

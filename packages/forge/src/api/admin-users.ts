@@ -10,9 +10,11 @@ import {
   getUserByName,
   searchVisibleUsers,
 } from '../services/users.js';
+import { PageQuerySchema } from '../structs/query.js';
+import { NoContentSchema } from '../structs/responses.js';
+import { CreateUserOptionSchema, EditUserOptionSchema, UserSchema } from '../structs/user.js';
 import { pageOf, setListHeaders } from './pagination.js';
 import type { ApiRouteOptions } from './route-options.js';
-import { CreateUserOptionSchema, EditUserOptionSchema, UserSchema } from './schemas/user.js';
 
 const UsernameParams = Type.Object({ username: Type.String() });
 
@@ -45,7 +47,7 @@ export const adminUsersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = asyn
 
   app.get(
     '/admin/users',
-    { schema: { response: { 200: Type.Array(UserSchema) } } },
+    { schema: { querystring: PageQuerySchema, response: { 200: Type.Array(UserSchema) } } },
     async (request, reply) => {
       const page = pageOf(request, config);
       const { rows, total } = await searchVisibleUsers(ctx, request.auth.user, {
@@ -69,10 +71,14 @@ export const adminUsersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = asyn
     },
   );
 
-  app.delete('/admin/users/:username', { schema: { params: UsernameParams } }, async (request, reply) => {
-    const user = await getUserByName(ctx, request.params.username);
-    if (user.id === request.auth.user?.id) throw new Invalid('you cannot delete yourself');
-    await adminDeleteUser(ctx, user);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/admin/users/:username',
+    { schema: { params: UsernameParams, response: { 204: NoContentSchema } } },
+    async (request, reply) => {
+      const user = await getUserByName(ctx, request.params.username);
+      if (user.id === request.auth.user?.id) throw new Invalid('you cannot delete yourself');
+      await adminDeleteUser(ctx, user);
+      return reply.code(204).send(null);
+    },
+  );
 };

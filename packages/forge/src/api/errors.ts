@@ -9,7 +9,7 @@ interface ValidationIssue {
 }
 
 /** `tag_name` → `TagName`: go-chi/binding names fields by their Go struct field. */
-function goFieldName(jsonName: string): string {
+export function goFieldName(jsonName: string): string {
   return jsonName
     .split('_')
     .map((part) => part.charAt(0).toUpperCase() + part.slice(1))

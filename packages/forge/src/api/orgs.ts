@@ -14,15 +14,16 @@ import {
 import { createTeam, listOrgTeams, teamUnits } from '../services/teams.js';
 import { searchVisibleUsers } from '../services/users.js';
 import { UserType, Visibility } from '../store/schema.js';
-import { pageOf, setListHeaders } from './pagination.js';
-import type { ApiRouteOptions } from './route-options.js';
 import {
   CreateOrgOptionSchema,
   CreateTeamOptionSchema,
   EditOrgOptionSchema,
   OrganizationSchema,
   TeamSchema,
-} from './schemas/org.js';
+} from '../structs/org.js';
+import { PageQuerySchema } from '../structs/query.js';
+import { pageOf, setListHeaders } from './pagination.js';
+import type { ApiRouteOptions } from './route-options.js';
 
 const OrgParams = Type.Object({ org: Type.String() });
 
@@ -40,7 +41,7 @@ export const orgsRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app
 
   app.get(
     '/orgs',
-    { schema: { response: { 200: Type.Array(OrganizationSchema) } } },
+    { schema: { querystring: PageQuerySchema, response: { 200: Type.Array(OrganizationSchema) } } },
     async (request, reply) => {
       const viewer = request.auth.user;
       const page = pageOf(request, config);
@@ -95,7 +96,9 @@ export const orgsRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app
 
   app.get(
     '/orgs/:org/teams',
-    { schema: { params: OrgParams, response: { 200: Type.Array(TeamSchema) } } },
+    {
+      schema: { querystring: PageQuerySchema, params: OrgParams, response: { 200: Type.Array(TeamSchema) } },
+    },
     async (request, reply) => {
       const org = await contextOrg(request, request.params.org);
       const doer = requireUser(request);

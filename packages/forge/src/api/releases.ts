@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { requireUser } from '../auth/guards.js';
+import { toAttachment } from '../convert/attachment.js';
 import { toRelease } from '../convert/release.js';
 import { toUser } from '../convert/user.js';
+import { attachmentsOfReleases } from '../services/attachments.js';
 import {
   createRelease,
   deleteRelease,
@@ -13,20 +15,34 @@ import {
   listReleases,
 } from '../services/releases.js';
 import type { RepoContext } from '../services/repo-context.js';
-import { ghostUser } from '../services/system-users.js';
 import { UnitType } from '../services/units.js';
+import { usersForRows } from '../services/users.js';
 import type { ReleaseRow } from '../store/schema.js';
-import { findUsersByIds } from '../store/users.js';
+import { PathInt64 } from '../structs/query.js';
+import {
+  CreateReleaseOptionSchema,
+  EditReleaseOptionSchema,
+  ReleaseListQuerySchema,
+  ReleaseSchema,
+} from '../structs/release.js';
+import { NoContentSchema } from '../structs/responses.js';
+import type { User } from '../structs/user.js';
 import { pageOf, setListHeaders } from './pagination.js';
 import { requireRepoReader, requireRepoWriter, useRepoAssignment } from './repo-assignment.js';
 import type { ApiRouteOptions } from './route-options.js';
-import { CreateReleaseOptionSchema, EditReleaseOptionSchema, ReleaseSchema } from './schemas/release.js';
-import type { User } from './schemas/user.js';
 
 const RepoParams = Type.Object({ owner: Type.String(), repo: Type.String() });
-const ReleaseParams = Type.Object({ owner: Type.String(), repo: Type.String(), id: Type.String() });
+const ReleaseParams = Type.Object({
+  owner: Type.String(),
+  repo: Type.String(),
+  id: PathInt64('id of the release'),
+});
 // Tag names may contain "/", so the tag is the rest of the path.
-const TagParams = Type.Object({ owner: Type.String(), repo: Type.String(), '*': Type.String() });
+const TagParams = Type.Object({
+  owner: Type.String(),
+  repo: Type.String(),
+  '*': Type.String({ title: 'tag' }),
+});
 
 /** Go's `strconv.ParseBool` as `ctx.FormOptionalBool` uses it: anything else means "not given". */
 function optionalBool(value: unknown): boolean | undefined {
@@ -41,21 +57,39 @@ function releaseId(text: string): number {
   return /^\d{1,15}$/.test(text) ? Number(text) : -1;
 }
 
-/** Renders release rows with their publishers (deleted publishers become Ghost). */
+/** Renders release rows with their publishers (deleted publishers become Ghost) and assets. */
 async function renderReleases(repo: RepoContext, rows: ReleaseRow[]) {
-  const publishers = await findUsersByIds(repo.db, [...new Set(rows.map((row) => row.publisher_id))]);
-  const byId = new Map(publishers.map((user) => [user.id, user]));
+  // Publishers and the assets of the whole page: two queries however long the page is.
+  const [publisherOf, assets] = await Promise.all([
+    usersForRows(
+      repo,
+      rows.map((row) => row.publisher_id),
+    ),
+    attachmentsOfReleases(
+      repo,
+      rows.map((row) => row.id),
+    ),
+  ]);
   // A page usually has one or two publishers: render each once.
   const authors = new Map<number, User>();
   const authorOf = (id: number) => {
     let author = authors.get(id);
     if (!author) {
-      author = toUser(repo.config, byId.get(id) ?? ghostUser(), null);
+      author = toUser(repo.config, publisherOf(id), null);
       authors.set(id, author);
     }
     return author;
   };
-  return rows.map((row) => toRelease(repo.config, repo.owner, repo.repo, row, authorOf(row.publisher_id)));
+  return rows.map((row) =>
+    toRelease(
+      repo.config,
+      repo.owner,
+      repo.repo,
+      row,
+      authorOf(row.publisher_id),
+      (assets.get(row.id) ?? []).map((attachment) => toAttachment(repo.config, attachment)),
+    ),
+  );
 }
 
 async function renderRelease(repo: RepoContext, row: ReleaseRow) {
@@ -69,7 +103,13 @@ export const releaseRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (
 
   app.get(
     '/repos/:owner/:repo/releases',
-    { schema: { params: RepoParams, response: { 200: Type.Array(ReleaseSchema) } } },
+    {
+      schema: {
+        querystring: ReleaseListQuerySchema,
+        params: RepoParams,
+        response: { 200: Type.Array(ReleaseSchema) },
+      },
+    },
     async (request, reply) => {
       const repo = requireRepoReader(request, UnitType.Releases);
       const query = request.query as Record<string, unknown>;
@@ -105,13 +145,13 @@ export const releaseRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (
 
   app.delete(
     '/repos/:owner/:repo/releases/tags/*',
-    { schema: { params: TagParams } },
+    { schema: { params: TagParams, response: { 204: NoContentSchema } } },
     async (request, reply) => {
       requireUser(request);
       const repo = requireRepoWriter(request, UnitType.Releases);
       const row = await getReleaseByTag(repo, request.params['*']);
       await deleteRelease(repo, row);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
@@ -147,13 +187,13 @@ export const releaseRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (
 
   app.delete(
     '/repos/:owner/:repo/releases/:id',
-    { schema: { params: ReleaseParams } },
+    { schema: { params: ReleaseParams, response: { 204: NoContentSchema } } },
     async (request, reply) => {
       requireUser(request);
       const repo = requireRepoWriter(request, UnitType.Releases);
       const row = await getReleaseById(repo, releaseId(request.params.id));
       await deleteRelease(repo, row);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 };

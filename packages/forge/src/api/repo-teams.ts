@@ -4,29 +4,20 @@ import { requireUser } from '../auth/guards.js';
 import { toTeam } from '../convert/org.js';
 import type { RepoContext } from '../services/repo-context.js';
 import { addTeamToRepo, getTeamOfRepo, listTeamsOfRepo, removeTeamFromRepo } from '../services/repo-teams.js';
-import { findTeamUnits } from '../store/orgs.js';
+import { teamUnits } from '../services/teams.js';
 import type { TeamRow } from '../store/schema.js';
+import { TeamSchema } from '../structs/org.js';
+import { NoContentSchema } from '../structs/responses.js';
 import { requireAnyRepoReader, requireRepoAdmin, useRepoAssignment } from './repo-assignment.js';
 import type { ApiRouteOptions } from './route-options.js';
-import { TeamSchema } from './schemas/org.js';
 
 const RepoParams = Type.Object({ owner: Type.String(), repo: Type.String() });
 const TeamParams = Type.Object({ owner: Type.String(), repo: Type.String(), team: Type.String() });
 
 /** Teams with their units, as Gitea's `convert.ToTeams(…, false)`: `organization` is null here. */
 async function renderTeams(repo: RepoContext, teams: TeamRow[]) {
-  const units = await findTeamUnits(
-    repo.db,
-    teams.map((team) => team.id),
-  );
-  return teams.map((team) =>
-    toTeam(
-      repo.config,
-      team,
-      units.filter((unit) => unit.team_id === team.id),
-      null,
-    ),
-  );
+  const units = await teamUnits(repo, teams);
+  return teams.map((team) => toTeam(repo.config, team, units.get(team.id) ?? [], null));
 }
 
 /**
@@ -60,17 +51,21 @@ export const repoTeamRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async 
     },
   );
 
-  app.put('/repos/:owner/:repo/teams/:team', { schema: { params: TeamParams } }, async (request, reply) => {
-    await addTeamToRepo(requireRepoAdmin(request), request.params.team);
-    return reply.code(204).send();
-  });
+  app.put(
+    '/repos/:owner/:repo/teams/:team',
+    { schema: { params: TeamParams, response: { 204: NoContentSchema } } },
+    async (request, reply) => {
+      await addTeamToRepo(requireRepoAdmin(request), request.params.team);
+      return reply.code(204).send(null);
+    },
+  );
 
   app.delete(
     '/repos/:owner/:repo/teams/:team',
-    { schema: { params: TeamParams } },
+    { schema: { params: TeamParams, response: { 204: NoContentSchema } } },
     async (request, reply) => {
       await removeTeamFromRepo(requireRepoAdmin(request), request.params.team);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 };

@@ -22,6 +22,16 @@ import {
 } from '../services/repos.js';
 import { UnitType } from '../services/units.js';
 import type { RepositoryRow, UserRow } from '../store/schema.js';
+import { PageQuerySchema } from '../structs/query.js';
+import {
+  AddCollaboratorOptionSchema,
+  BranchSchema,
+  CreateRepoOptionSchema,
+  EditRepoOptionSchema,
+  RepositorySchema,
+} from '../structs/repo.js';
+import { NoContentSchema } from '../structs/responses.js';
+import { UserSchema } from '../structs/user.js';
 import { pageOf, setListHeaders } from './pagination.js';
 import {
   requireAnyRepoReader,
@@ -31,17 +41,13 @@ import {
   useRepoAssignment,
 } from './repo-assignment.js';
 import type { ApiRouteOptions } from './route-options.js';
-import {
-  AddCollaboratorOptionSchema,
-  BranchSchema,
-  CreateRepoOptionSchema,
-  EditRepoOptionSchema,
-  RepositorySchema,
-} from './schemas/repo.js';
-import { UserSchema } from './schemas/user.js';
 
 const RepoParams = Type.Object({ owner: Type.String(), repo: Type.String() });
-const BranchParams = Type.Object({ owner: Type.String(), repo: Type.String(), '*': Type.String() });
+const BranchParams = Type.Object({
+  owner: Type.String(),
+  repo: Type.String(),
+  '*': Type.String({ title: 'branch' }),
+});
 const CollaboratorParams = Type.Object({
   owner: Type.String(),
   repo: Type.String(),
@@ -120,16 +126,26 @@ const repoScopedRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
     },
   );
 
-  app.delete('/repos/:owner/:repo', { schema: { params: RepoParams } }, async (request, reply) => {
-    requireUser(request);
-    const repo = requireRepoOwner(request);
-    await deleteRepository(repo);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/repos/:owner/:repo',
+    { schema: { params: RepoParams, response: { 204: NoContentSchema } } },
+    async (request, reply) => {
+      requireUser(request);
+      const repo = requireRepoOwner(request);
+      await deleteRepository(repo);
+      return reply.code(204).send(null);
+    },
+  );
 
   app.get(
     '/repos/:owner/:repo/branches',
-    { schema: { params: RepoParams, response: { 200: Type.Array(BranchSchema) } } },
+    {
+      schema: {
+        querystring: PageQuerySchema,
+        params: RepoParams,
+        response: { 200: Type.Array(BranchSchema) },
+      },
+    },
     async (request, reply) => {
       const repo = requireRepoReader(request, UnitType.Code);
       const page = pageOf(request, ctx.config);
@@ -152,7 +168,9 @@ const repoScopedRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
 
   app.get(
     '/repos/:owner/:repo/collaborators',
-    { schema: { params: RepoParams, response: { 200: Type.Array(UserSchema) } } },
+    {
+      schema: { querystring: PageQuerySchema, params: RepoParams, response: { 200: Type.Array(UserSchema) } },
+    },
     async (request, reply) => {
       const repo = requireAnyRepoReader(request);
       const page = pageOf(request, ctx.config);
@@ -164,12 +182,12 @@ const repoScopedRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
 
   app.get(
     '/repos/:owner/:repo/collaborators/:collaborator',
-    { schema: { params: CollaboratorParams } },
+    { schema: { params: CollaboratorParams, response: { 204: NoContentSchema } } },
     async (request, reply) => {
       requireUser(request);
       const repo = requireAnyRepoReader(request);
       if (!(await isCollaborator(repo, request.params.collaborator))) throw new NotFound();
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
@@ -180,24 +198,28 @@ const repoScopedRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
       preValidation: async (request) => {
         request.body ??= {};
       },
-      schema: { params: CollaboratorParams, body: AddCollaboratorOptionSchema },
+      schema: {
+        params: CollaboratorParams,
+        body: AddCollaboratorOptionSchema,
+        response: { 204: NoContentSchema },
+      },
     },
     async (request, reply) => {
       requireUser(request);
       const repo = requireRepoAdmin(request);
       await putCollaborator(repo, request.params.collaborator, request.body.permission);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
   app.delete(
     '/repos/:owner/:repo/collaborators/:collaborator',
-    { schema: { params: CollaboratorParams } },
+    { schema: { params: CollaboratorParams, response: { 204: NoContentSchema } } },
     async (request, reply) => {
       requireUser(request);
       const repo = requireRepoAdmin(request);
       await removeCollaborator(repo, request.params.collaborator);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 };

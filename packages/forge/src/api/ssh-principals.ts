@@ -4,8 +4,8 @@ import { requireScopes, requireSiteAdmin, requireUser } from '../auth/guards.js'
 import { rfc3339 } from '../convert/time.js';
 import { NotFound } from '../errors.js';
 import { addPrincipal, deletePrincipal, listUserPrincipals } from '../services/ssh-principals.js';
-import { type PublicKeyRow, UserType } from '../store/schema.js';
-import { findUserByLowerName } from '../store/users.js';
+import { individualByName } from '../services/users.js';
+import type { PublicKeyRow } from '../store/schema.js';
 import { pageOf, setListHeaders } from './pagination.js';
 import type { ApiRouteOptions } from './route-options.js';
 
@@ -67,7 +67,7 @@ const ownPrincipalRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (us
     async (request, reply) => {
       const doer = requireUser(request);
       await deletePrincipal(ctx, doer, Number(request.params.id));
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 };
@@ -86,8 +86,8 @@ const adminPrincipalRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (
     },
     async (request, reply) => {
       const doer = requireSiteAdmin(request);
-      const owner = await findUserByLowerName(ctx.db, request.params.username.toLowerCase());
-      if (!owner || owner.type !== UserType.Individual) throw new NotFound();
+      const owner = await individualByName(ctx, request.params.username);
+      if (!owner) throw new NotFound();
       const row = await addPrincipal(ctx, doer, owner, request.body);
       return reply.code(201).send(toPrincipal(row));
     },

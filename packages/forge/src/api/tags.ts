@@ -11,6 +11,15 @@ import {
 } from '../services/protected-tags.js';
 import { createTag, deleteTag, getTag, listTags } from '../services/tags.js';
 import { UnitType } from '../services/units.js';
+import { PageQuerySchema, PathInt } from '../structs/query.js';
+import {
+  CreateTagOptionSchema,
+  CreateTagProtectionOptionSchema,
+  EditTagProtectionOptionSchema,
+  TagProtectionSchema,
+  TagSchema,
+} from '../structs/release.js';
+import { NoContentSchema } from '../structs/responses.js';
 import { pageOf, setTotalCount } from './pagination.js';
 import {
   requireRepoAdmin,
@@ -19,17 +28,18 @@ import {
   useRepoAssignment,
 } from './repo-assignment.js';
 import type { ApiRouteOptions } from './route-options.js';
-import {
-  CreateTagOptionSchema,
-  CreateTagProtectionOptionSchema,
-  EditTagProtectionOptionSchema,
-  TagProtectionSchema,
-  TagSchema,
-} from './schemas/release.js';
 
 const RepoParams = Type.Object({ owner: Type.String(), repo: Type.String() });
-const TagParams = Type.Object({ owner: Type.String(), repo: Type.String(), '*': Type.String() });
-const ProtectionParams = Type.Object({ owner: Type.String(), repo: Type.String(), id: Type.String() });
+const TagParams = Type.Object({
+  owner: Type.String(),
+  repo: Type.String(),
+  '*': Type.String({ title: 'tag' }),
+});
+const ProtectionParams = Type.Object({
+  owner: Type.String(),
+  repo: Type.String(),
+  id: PathInt('id of the tag protection'),
+});
 
 function protectionId(text: string): number {
   return /^\d{1,15}$/.test(text) ? Number(text) : -1;
@@ -41,7 +51,9 @@ export const tagRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
 
   app.get(
     '/repos/:owner/:repo/tags',
-    { schema: { params: RepoParams, response: { 200: Type.Array(TagSchema) } } },
+    {
+      schema: { querystring: PageQuerySchema, params: RepoParams, response: { 200: Type.Array(TagSchema) } },
+    },
     async (request, reply) => {
       const repo = requireRepoReader(request, UnitType.Code);
       const page = pageOf(request, ctx.config);
@@ -72,12 +84,16 @@ export const tagRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
     },
   );
 
-  app.delete('/repos/:owner/:repo/tags/*', { schema: { params: TagParams } }, async (request, reply) => {
-    requireUser(request);
-    const repo = requireRepoWriter(request, UnitType.Code);
-    await deleteTag(repo, request.params['*']);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/repos/:owner/:repo/tags/*',
+    { schema: { params: TagParams, response: { 204: NoContentSchema } } },
+    async (request, reply) => {
+      requireUser(request);
+      const repo = requireRepoWriter(request, UnitType.Code);
+      await deleteTag(repo, request.params['*']);
+      return reply.code(204).send(null);
+    },
+  );
 
   app.get(
     '/repos/:owner/:repo/tag_protections',
@@ -133,12 +149,12 @@ export const tagRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
 
   app.delete(
     '/repos/:owner/:repo/tag_protections/:id',
-    { schema: { params: ProtectionParams } },
+    { schema: { params: ProtectionParams, response: { 204: NoContentSchema } } },
     async (request, reply) => {
       requireUser(request);
       const repo = requireRepoAdmin(request);
       await removeTagProtection(repo, protectionId(request.params.id));
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 };

@@ -9,13 +9,14 @@ import {
   removeMember,
   teamUnits,
 } from '../services/teams.js';
-import { getUserByName } from '../services/users.js';
-import { findUserById } from '../store/users.js';
+import { getUserByName, userById } from '../services/users.js';
+import { TeamSchema } from '../structs/org.js';
+import { PathInt64 } from '../structs/query.js';
+import { NoContentSchema } from '../structs/responses.js';
 import type { ApiRouteOptions } from './route-options.js';
-import { TeamSchema } from './schemas/org.js';
 
-const TeamParams = Type.Object({ id: Type.String() });
-const MemberParams = Type.Object({ id: Type.String(), username: Type.String() });
+const TeamParams = Type.Object({ id: PathInt64('id of the team') });
+const MemberParams = Type.Object({ id: PathInt64('id of the team'), username: Type.String() });
 
 /** `/teams/{id}` and its members (token category `organization`, team members only). */
 export const teamsRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
@@ -29,26 +30,34 @@ export const teamsRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
       const doer = requireUser(request);
       const team = await getTeamForMember(ctx, Number(request.params.id), doer);
       const units = await teamUnits(ctx, [team]);
-      const org = (await findUserById(ctx.db, team.org_id)) ?? null;
+      const org = (await userById(ctx, team.org_id)) ?? null;
       return toTeam(config, team, units.get(team.id) ?? [], org);
     },
   );
 
-  app.put('/teams/:id/members/:username', { schema: { params: MemberParams } }, async (request, reply) => {
-    const doer = requireUser(request);
-    const team = await getTeamForMember(ctx, Number(request.params.id), doer);
-    await assertTeamOrgOwner(ctx, team, doer);
-    const user = await getUserByName(ctx, request.params.username);
-    await addMember(ctx, team, user);
-    return reply.code(204).send();
-  });
+  app.put(
+    '/teams/:id/members/:username',
+    { schema: { params: MemberParams, response: { 204: NoContentSchema } } },
+    async (request, reply) => {
+      const doer = requireUser(request);
+      const team = await getTeamForMember(ctx, Number(request.params.id), doer);
+      await assertTeamOrgOwner(ctx, team, doer);
+      const user = await getUserByName(ctx, request.params.username);
+      await addMember(ctx, team, user);
+      return reply.code(204).send(null);
+    },
+  );
 
-  app.delete('/teams/:id/members/:username', { schema: { params: MemberParams } }, async (request, reply) => {
-    const doer = requireUser(request);
-    const team = await getTeamForMember(ctx, Number(request.params.id), doer);
-    await assertTeamOrgOwner(ctx, team, doer);
-    const user = await getUserByName(ctx, request.params.username);
-    await removeMember(ctx, team, user);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/teams/:id/members/:username',
+    { schema: { params: MemberParams, response: { 204: NoContentSchema } } },
+    async (request, reply) => {
+      const doer = requireUser(request);
+      const team = await getTeamForMember(ctx, Number(request.params.id), doer);
+      await assertTeamOrgOwner(ctx, team, doer);
+      const user = await getUserByName(ctx, request.params.username);
+      await removeMember(ctx, team, user);
+      return reply.code(204).send(null);
+    },
+  );
 };

@@ -5,9 +5,11 @@ import { TokenScope } from '../auth/scopes.js';
 import { createAccessToken, deleteAccessToken, listAccessTokens } from '../services/tokens.js';
 import { getContextUser } from '../services/users.js';
 import type { AccessTokenRow } from '../store/schema.js';
+import { PageQuerySchema } from '../structs/query.js';
+import { NoContentSchema } from '../structs/responses.js';
+import { AccessTokenSchema, CreateAccessTokenOptionSchema } from '../structs/token.js';
 import { pageOf, setTotalCount } from './pagination.js';
 import type { ApiRouteOptions } from './route-options.js';
-import { AccessTokenSchema, CreateAccessTokenOptionSchema } from './schemas/token.js';
 
 const UsernameParams = Type.Object({ username: Type.String() });
 
@@ -35,7 +37,13 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (a
 
   app.get(
     '/users/:username/tokens',
-    { schema: { params: UsernameParams, response: { 200: Type.Array(AccessTokenSchema) } } },
+    {
+      schema: {
+        querystring: PageQuerySchema,
+        params: UsernameParams,
+        response: { 200: Type.Array(AccessTokenSchema) },
+      },
+    },
     async (request, reply) => {
       const user = await owner(request, request.params.username);
       const page = pageOf(request, ctx.config);
@@ -63,13 +71,18 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (a
   );
 
   app.delete(
-    '/users/:username/tokens/:id',
-    { schema: { params: Type.Object({ username: Type.String(), id: Type.String() }) } },
+    '/users/:username/tokens/:token',
+    {
+      schema: {
+        params: Type.Object({ username: Type.String(), token: Type.String() }),
+        response: { 204: NoContentSchema },
+      },
+    },
     async (request, reply) => {
       const user = await owner(request, request.params.username);
       requireUser(request);
-      await deleteAccessToken(ctx, user, request.params.id);
-      return reply.code(204).send();
+      await deleteAccessToken(ctx, user, request.params.token);
+      return reply.code(204).send(null);
     },
   );
 };

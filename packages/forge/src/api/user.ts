@@ -4,13 +4,15 @@ import { requireScopes, requireUser } from '../auth/guards.js';
 import { toPublicKey } from '../convert/key.js';
 import { toUser } from '../convert/user.js';
 import { addUserKey, deleteUserKey, getKey, listUserKeys } from '../services/keys.js';
-import { findUserById } from '../store/users.js';
+import { userById } from '../services/users.js';
+import { CreateKeyOptionSchema, PublicKeySchema } from '../structs/key.js';
+import { PageQuerySchema, PathInt64 } from '../structs/query.js';
+import { NoContentSchema } from '../structs/responses.js';
+import { UserSchema } from '../structs/user.js';
 import { pageOf, setListHeaders } from './pagination.js';
 import type { ApiRouteOptions } from './route-options.js';
-import { CreateKeyOptionSchema, PublicKeySchema } from './schemas/key.js';
-import { UserSchema } from './schemas/user.js';
 
-const KeyIdParams = Type.Object({ id: Type.String() });
+const KeyIdParams = Type.Object({ id: PathInt64('id of the key') });
 
 /** `/user` (the signed-in caller) and `/user/keys` (token category `user`, sign-in required). */
 export const currentUserRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
@@ -27,7 +29,7 @@ export const currentUserRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = asy
 
   app.get(
     '/user/keys',
-    { schema: { response: { 200: Type.Array(PublicKeySchema) } } },
+    { schema: { querystring: PageQuerySchema, response: { 200: Type.Array(PublicKeySchema) } } },
     async (request, reply) => {
       const doer = requireUser(request);
       const page = pageOf(request, config);
@@ -56,14 +58,18 @@ export const currentUserRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = asy
       const key = await getKey(ctx, Number(request.params.id));
       // The owner is shown to the owner and to site admins only.
       const owner =
-        doer.id === key.owner_id ? doer : doer.is_admin ? await findUserById(ctx.db, key.owner_id) : null;
+        doer.id === key.owner_id ? doer : doer.is_admin ? await userById(ctx, key.owner_id) : null;
       return toPublicKey(config, key, owner ?? null, doer);
     },
   );
 
-  app.delete('/user/keys/:id', { schema: { params: KeyIdParams } }, async (request, reply) => {
-    const doer = requireUser(request);
-    await deleteUserKey(ctx, doer, Number(request.params.id));
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/user/keys/:id',
+    { schema: { params: KeyIdParams, response: { 204: NoContentSchema } } },
+    async (request, reply) => {
+      const doer = requireUser(request);
+      await deleteUserKey(ctx, doer, Number(request.params.id));
+      return reply.code(204).send(null);
+    },
+  );
 };

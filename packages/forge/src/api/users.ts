@@ -1,22 +1,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { checkPublicOnly, requireScopes } from '../auth/guards.js';
+import { requireScopes } from '../auth/guards.js';
 import { toActivity } from '../convert/activity.js';
+import { toRepositoryView } from '../convert/repository.js';
 import { toUser } from '../convert/user.js';
 import { userFeed, userHeatmap } from '../services/activity.js';
-import { ghostUser, systemUserById } from '../services/system-users.js';
-import { assertUserVisible, getContextUser, searchVisibleUsers } from '../services/users.js';
-import { findUsersByIds } from '../store/users.js';
-import { pageOf, setListHeaders, setTotalCount } from './pagination.js';
-import { repositoryViews } from './repo-views.js';
-import type { ApiRouteOptions } from './route-options.js';
-import { ActivitySchema } from './schemas/activity.js';
+import { assertUserVisible, getContextUser, searchUsersForApi } from '../services/users.js';
+import type { UserRow } from '../store/schema.js';
+import { ActivityFeedQuerySchema, ActivitySchema } from '../structs/activity.js';
 import {
   HeatmapSchema,
   UserSchema,
   UserSearchFailureSchema,
+  UserSearchQuerySchema,
   UserSearchResultSchema,
-} from './schemas/user.js';
+} from '../structs/user.js';
+import { pageOf, setListHeaders } from './pagination.js';
+import type { ApiRouteOptions } from './route-options.js';
 
 const UsernameParams = Type.Object({ username: Type.String() });
 
@@ -35,43 +35,41 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
   const { config } = ctx;
   app.addHook('onRequest', requireScopes('user'));
 
-  /** The user in the path, with Gitea's assignment, public-only and visibility checks in that order. */
+  /** The user in the path, with Gitea's assignment, public-only and visibility checks (404 when hidden). */
   const visibleContextUser = async (
-    request: { auth: { user: import('../store/schema.js').UserRow | null } },
+    request: { auth: { user: UserRow | null; publicOnly: boolean } },
     name: string,
   ) => {
     const target = await getContextUser(ctx, name, request.auth.user);
-    checkPublicOnly(request as Parameters<typeof checkPublicOnly>[0], 'user', target);
-    await assertUserVisible(ctx, target, request.auth.user, name);
+    await assertUserVisible(ctx, target, request.auth.user, name, request.auth.publicOnly);
     return target;
   };
 
   app.get(
     '/users/search',
-    { schema: { response: { 200: UserSearchResultSchema, 500: UserSearchFailureSchema } } },
+    {
+      schema: {
+        querystring: UserSearchQuerySchema,
+        response: { 200: UserSearchResultSchema, 500: UserSearchFailureSchema },
+      },
+    },
     async (request, reply) => {
       const query = request.query as Record<string, string | undefined>;
       const viewer = request.auth.user;
       const page = pageOf(request, config);
-      const uid = formInt64(query.uid);
-      const system = systemUserById(uid);
-      let users = system ? [system] : [];
-      let total = system ? 1 : 0;
-      if (!system) {
-        try {
-          const found = await searchVisibleUsers(ctx, viewer, {
-            keyword: query.q ?? '',
-            uid,
-            publicOnly: request.auth.publicOnly,
-            page,
-          });
-          users = found.rows;
-          total = found.total;
-        } catch (error) {
-          request.log.error({ err: error }, 'user search failed');
-          return reply.code(500).send({ ok: false, error: (error as Error).message });
-        }
+      let found: { rows: UserRow[]; total: number };
+      try {
+        found = await searchUsersForApi(ctx, viewer, {
+          keyword: query.q ?? '',
+          uid: formInt64(query.uid),
+          publicOnly: request.auth.publicOnly,
+          page,
+        });
+      } catch (error) {
+        request.log.error({ err: error }, 'user search failed');
+        return reply.code(500).send({ ok: false, error: (error as Error).message });
       }
+      const { rows: users, total } = found;
       setListHeaders(reply, request, config, total, page);
       return { ok: true, data: users.map((user) => toUser(config, user, viewer)) };
     },
@@ -97,35 +95,34 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
 
   app.get(
     '/users/:username/activities/feeds',
-    { schema: { params: UsernameParams, response: { 200: Type.Array(ActivitySchema) } } },
+    {
+      schema: {
+        querystring: ActivityFeedQuerySchema,
+        params: UsernameParams,
+        response: { 200: Type.Array(ActivitySchema) },
+      },
+    },
     async (request, reply) => {
       const viewer = request.auth.user;
       const target = await visibleContextUser(request, request.params.username);
       const query = request.query as Record<string, string | undefined>;
       const page = pageOf(request, config);
-      const { rows, total } = await userFeed(ctx, target, viewer, {
+      const { rows, total, actorOf, repos } = await userFeed(ctx, target, viewer, {
         onlyPerformedBy: formBool(query['only-performed-by']),
         date: query.date,
         page,
       });
-      const actors = new Map(
-        (await findUsersByIds(ctx.db, [...new Set(rows.map((r) => r.act_user_id))])).map((u) => [u.id, u]),
-      );
-      const repos = await repositoryViews(
-        ctx,
-        rows.map((r) => r.repo_id),
-        viewer,
-      );
-      setTotalCount(reply, total);
-      return rows.map((row) =>
-        toActivity(
+      setListHeaders(reply, request, config, total, page);
+      return rows.map((row) => {
+        const repo = repos.get(row.repo_id);
+        return toActivity(
           config,
           row,
-          actors.get(row.act_user_id) ?? systemUserById(row.act_user_id) ?? ghostUser(),
-          repos.get(row.repo_id) ?? null,
+          actorOf(row.act_user_id),
+          repo ? toRepositoryView(config, repo, viewer) : null,
           viewer,
-        ),
-      );
+        );
+      });
     },
   );
 };

@@ -1,11 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isCleanText } from '../api/input-guards.js';
 import { ForbiddenBare, NotFound, Unauthorized } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { resolveAccessToken } from '../services/tokens.js';
-import { signInWithPassword } from '../services/users.js';
+import { passwordChangeHint, signInWithPassword } from '../services/users.js';
 import type { AccessTokenRow, UserRow } from '../store/schema.js';
 import { findUserByLowerName } from '../store/users.js';
 import { ANONYMOUS, type AuthInfo, type SignatureVerifier } from './context.js';
+import { looksLikeJwt, type OAuthTokenHit, type OAuthTokenVerifier } from './oauth2.js';
 import { TokenScope } from './scopes.js';
 
 const QUERY_TOKEN_WARNING =
@@ -53,6 +55,32 @@ function tokenAuth(hit: { row: AccessTokenRow; user: UserRow }, isBasic: boolean
   };
 }
 
+function oauthAuth(hit: OAuthTokenHit, isBasic: boolean): AuthInfo {
+  return {
+    user: hit.user,
+    method: 'oauth2',
+    scope: hit.scope,
+    scopeText: hit.scopeText,
+    publicOnly: hit.scope.publicOnly,
+    isBasic,
+  };
+}
+
+/** A token as Gitea's OAuth2 method resolves it: a JWT is an OAuth2 access token, anything else a personal token. */
+async function resolveToken(
+  ctx: ServiceContext,
+  token: string,
+  isBasic: boolean,
+  oauthVerifier: OAuthTokenVerifier | undefined,
+): Promise<AuthInfo | null> {
+  if (looksLikeJwt(token)) {
+    const hit = oauthVerifier ? await oauthVerifier(token) : null;
+    return hit ? oauthAuth(hit, isBasic) : null;
+  }
+  const hit = await resolveAccessToken(ctx, token);
+  return hit ? tokenAuth(hit, isBasic) : null;
+}
+
 /**
  * Gitea's API auth group in order: access token (query or header), HTTP signature, Basic (token as
  * password or user name, then password sign-in). The first method yielding a user wins; when none does
@@ -63,12 +91,14 @@ export async function authenticate(
   request: FastifyRequest,
   reply: FastifyReply,
   signatureVerifier?: SignatureVerifier,
+  oauthVerifier?: OAuthTokenVerifier,
 ): Promise<AuthInfo> {
   let failure: Unauthorized | null = null;
   const token = presentedToken(request, reply, ctx);
   if (token !== null) {
-    const hit = await resolveAccessToken(ctx, token);
-    if (hit) return tokenAuth(hit, false);
+    // Text that cannot be a token never reaches the database (PostgreSQL refuses NUL outright).
+    const auth = isCleanText(token) ? await resolveToken(ctx, token, false, oauthVerifier) : null;
+    if (auth) return auth;
     failure = unknownUser();
   }
   if (signatureVerifier && request.headers.signature !== undefined) {
@@ -76,10 +106,17 @@ export async function authenticate(
     if (user) return { ...ANONYMOUS, user, method: 'signature' };
   }
   const basic = basicCredentials(request);
-  if (basic) {
+  if (basic && !(isCleanText(basic.username) && isCleanText(basic.password))) {
+    failure ??= unknownUser();
+  } else if (basic) {
     const passwordIsToken = basic.password === '' || basic.password === 'x-oauth-basic';
-    const hit = await resolveAccessToken(ctx, passwordIsToken ? basic.username : basic.password);
-    if (hit) return tokenAuth(hit, true);
+    const auth = await resolveToken(
+      ctx,
+      passwordIsToken ? basic.username : basic.password,
+      true,
+      oauthVerifier,
+    );
+    if (auth) return auth;
     const user = passwordIsToken ? null : await signInWithPassword(ctx, basic.username, basic.password);
     if (user) return { ...ANONYMOUS, user, method: 'password', isBasic: true };
     failure ??= unknownUser(passwordIsToken ? '' : basic.username);
@@ -105,9 +142,8 @@ export function assertAccountMayUseApi(ctx: ServiceContext, auth: AuthInfo): voi
     );
   }
   if (user.must_change_password) {
-    throw new ForbiddenBare(
-      `You must change your password. Change it at: ${ctx.config.appUrl}/user/change_password`,
-    );
+    // Gitea points to its web settings page; forge has none, so the message names what works here.
+    throw new ForbiddenBare(passwordChangeHint(ctx, user.name));
   }
 }
 
@@ -121,7 +157,7 @@ export async function applySudo(
   const name = firstValue((request.query as Query).sudo) || (Array.isArray(header) ? header[0] : header);
   if (!name) return auth;
   if (!auth.user?.is_admin) throw new ForbiddenBare('Only administrators allowed to sudo.');
-  const target = await findUserByLowerName(ctx.db, name.toLowerCase());
+  const target = isCleanText(name) ? await findUserByLowerName(ctx.db, name.toLowerCase()) : undefined;
   if (!target) throw new NotFound();
   return { ...auth, user: target };
 }

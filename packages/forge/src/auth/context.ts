@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { UserRow } from '../store/schema.js';
 import type { TokenScope } from './scopes.js';
 
-export type AuthMethod = 'token' | 'basic-token' | 'password' | 'signature' | 'anonymous';
+export type AuthMethod = 'token' | 'basic-token' | 'oauth2' | 'password' | 'signature' | 'anonymous';
 
 /** Who is calling, set on every request by the auth chain before any route runs. */
 export interface AuthInfo {
@@ -25,6 +25,10 @@ export type SignatureVerifier = (request: FastifyRequest) => Promise<UserRow | n
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthInfo;
+  }
+  interface FastifyContextConfig {
+    /** The route is not part of the API (OAuth2 provider pages and endpoints): no API auth chain. */
+    skipApiAuth?: boolean;
   }
 }
 

@@ -46,17 +46,13 @@ export function requireSelfOrAdmin(request: FastifyRequest, contextUser: UserRow
   throw new Forbidden('doer should be the site admin or be same as the contextUser');
 }
 
-/** Gitea's `checkTokenPublicOnly()` for a user or organization in context. */
-export function checkPublicOnly(
-  request: FastifyRequest,
-  category: 'user' | 'organization',
-  target: UserRow,
-): void {
+/**
+ * Gitea's `checkTokenPublicOnly()` for an organization in context. (For individuals the users service
+ * answers 404 instead, so a public-only token cannot tell a private user from an absent one.)
+ */
+export function checkPublicOnly(request: FastifyRequest, category: 'organization', target: UserRow): void {
   if (!request.auth.publicOnly || target.visibility === Visibility.Public) return;
   if (category === 'organization' && target.type === UserType.Organization) {
     throw new Forbidden('token scope is limited to public orgs');
-  }
-  if (category === 'user' && target.type !== UserType.Organization) {
-    throw new Forbidden('token scope is limited to public users');
   }
 }

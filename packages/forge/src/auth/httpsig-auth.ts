@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type sshpk from 'sshpk';
+import { isCleanText } from '../api/input-guards.js';
 import { Unauthorized } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { findKeysByFingerprint, findPrincipals } from '../store/keys.js';
@@ -35,10 +36,13 @@ export function createSignatureVerifier(ctx: ServiceContext): SignatureVerifier 
   const trustedUserCaKeys = parseTrustedUserCaKeys(ctx.config.server.sshTrustedUserCaKeys);
   const lookup: SignatureKeyLookup = {
     async keyByFingerprint(fingerprint) {
+      if (!isCleanText(fingerprint)) return undefined;
       const [key] = await findKeysByFingerprint(ctx.db, fingerprint, KeyType.User);
       return key && { ownerId: key.owner_id, content: key.content };
     },
     async principalOwner(principal) {
+      // Certificate principals are arbitrary bytes; text the database cannot hold names no one.
+      if (!isCleanText(principal)) return undefined;
       const [row] = await findPrincipals(ctx.db, principal, KeyType.Principal);
       return row?.owner_id;
     },

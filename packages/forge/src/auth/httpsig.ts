@@ -159,24 +159,52 @@ function parseSignatureHeader(
 }
 
 /**
- * A signature must say when it was made, and `(created)`/`(expires)` must be present when signed.
- * http-signature already refused a Date outside the skew, a `created` in the future and an `expires`
- * in the past; a signature without `expires` is also refused once its creation is older than the skew.
+ * Tolerance for the signer's clock in `created` and `expires`. Small on purpose: `expires` is the
+ * signer's own statement of how long the signature is good for, so it is honoured almost exactly, and a
+ * `created` in the future is only a clock difference up to this much.
+ */
+export const SIGNATURE_TIME_SKEW_SECONDS = 30;
+
+/** A `created`/`expires` value: unquoted digits are numbers, quoted ones strings; nothing else counts. */
+function timestampParam(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
+  throw new SignatureRejected(`the ${name} parameter is not a unix timestamp`);
+}
+
+/**
+ * A signature must say when it was made and is valid only inside its window, whether `created` and
+ * `expires` are signed as the `(created)`/`(expires)` pseudo-headers or only sent as parameters:
+ * `expires` must not have passed, `created` must not lie in the future (each beyond
+ * SIGNATURE_TIME_SKEW_SECONDS), and a signature without `expires` is refused once its creation is older
+ * than the clock skew. (http-signature's own checks allow `skew` on both sides, i.e. an expired
+ * signature for five more minutes.)
  */
 function requireFreshness(parsed: ParsedSignature, signed: Set<string>, now: number, skew: number): void {
-  const { created, expires } = parsed.params;
-  if (signed.has('(created)') && typeof created !== 'number') {
+  const created = timestampParam(parsed.params.created, 'created');
+  const expires = timestampParam(parsed.params.expires, 'expires');
+  if (signed.has('(created)') && created === undefined) {
     throw new SignatureRejected('(created) is signed but the created parameter is missing');
   }
-  if (signed.has('(expires)') && typeof expires !== 'number') {
+  if (signed.has('(expires)') && expires === undefined) {
     throw new SignatureRejected('(expires) is signed but the expires parameter is missing');
   }
   if (!signed.has('(created)') && !signed.has('date') && !signed.has('x-date')) {
     throw new SignatureRejected('signature must cover (created), date or x-date');
   }
-  if (typeof expires === 'number') return;
   const nowSeconds = Math.floor(now / 1000);
-  if (typeof created === 'number' && nowSeconds - created > skew) {
+  if (expires !== undefined && expires + SIGNATURE_TIME_SKEW_SECONDS < nowSeconds) {
+    throw new SignatureRejected(`signature expired ${nowSeconds - expires}s ago`);
+  }
+  if (created !== undefined && created - SIGNATURE_TIME_SKEW_SECONDS > nowSeconds) {
+    throw new SignatureRejected(`signature created ${created - nowSeconds}s in the future`);
+  }
+  if (expires !== undefined && created !== undefined && expires < created) {
+    throw new SignatureRejected('signature expires before it was created');
+  }
+  if (expires !== undefined) return;
+  if (created !== undefined && nowSeconds - created > skew) {
     throw new SignatureRejected(`signature was created more than ${skew}s ago and has no expiry`);
   }
 }

@@ -48,3 +48,15 @@ export function tokenMatches(token: string, stored: { token_hash: string; token_
 export function generatePassword(): string {
   return randomBytes(15).toString('base64url');
 }
+
+/** A new OAuth2 client secret (`gto_` and 256 random bits, Gitea's prefix) and what is stored instead. */
+export function generateClientSecret(): { secret: string; hash: string; salt: string } {
+  const secret = `gto_${randomBytes(32).toString('hex')}`;
+  const salt = randomBytes(10).toString('hex');
+  return { secret, salt, hash: hashToken(secret, salt) };
+}
+
+/** sha256 of a one-time value (authorization code, session id) in hex: the lookup key that is stored. */
+export function hashOpaque(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}

@@ -1,7 +1,7 @@
-import type { Activity } from '../api/schemas/activity.js';
 import type { ForgeConfig } from '../config.js';
 import { opTypeName } from '../services/activity.js';
 import type { ActionRow, UserRow } from '../store/schema.js';
+import type { Activity } from '../structs/activity.js';
 import { rfc3339 } from './time.js';
 import { toUser } from './user.js';
 

@@ -1,6 +1,6 @@
-import type { PublicKey } from '../api/schemas/key.js';
 import type { ForgeConfig } from '../config.js';
 import { AccessMode, type PublicKeyRow, type UserRow } from '../store/schema.js';
+import type { PublicKey } from '../structs/key.js';
 import { rfc3339 } from './time.js';
 import { toUser } from './user.js';
 

@@ -1,8 +1,8 @@
-import type { Organization, Team } from '../api/schemas/org.js';
 import type { ForgeConfig } from '../config.js';
 import { visibilityName } from '../services/names.js';
 import { accessModeName, UNITS, unitKeyForType } from '../services/units.js';
 import { AccessMode, type TeamRow, type UserRow } from '../store/schema.js';
+import type { Organization, Team } from '../structs/org.js';
 import { avatarUrl } from './user.js';
 
 /** Gitea's `convert.ToOrganization`; `GET /orgs/{org}` blanks the e-mail for anonymous callers. */

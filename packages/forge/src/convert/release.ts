@@ -1,15 +1,15 @@
-import type { Release, Tag, TagProtection } from '../api/schemas/release.js';
-import type { User } from '../api/schemas/user.js';
 import type { ForgeConfig } from '../config.js';
 import type { GitTag } from '../git/repository.js';
 import type { NamedTagProtection } from '../services/protected-tags.js';
 import type { ReleaseRow, RepositoryRow, UserRow } from '../store/schema.js';
+import type { Attachment, Release, Tag, TagProtection } from '../structs/release.js';
+import type { User } from '../structs/user.js';
 import { gitDateToRfc3339, pathEscapeSegments, repoApiUrl, repoHtmlUrl } from './repository.js';
 import { rfc3339 } from './time.js';
 
 /**
- * Gitea's `convert.ToAPIRelease`: links from the app URL, created_at = published_at = created_unix, no
- * assets. `author` is the publisher rendered with no viewer (`toUser(config, publisher, null)`), so the
+ * Gitea's `convert.ToAPIRelease`: links from the app URL, created_at = published_at = created_unix,
+ * assets in upload order. `author` is the publisher rendered with no viewer (`toUser(config, publisher, null)`), so the
  * e-mail is the placeholder.
  */
 export function toRelease(
@@ -18,6 +18,7 @@ export function toRelease(
   repo: RepositoryRow,
   row: ReleaseRow,
   author: User,
+  assets: Attachment[],
 ): Release {
   const html = repoHtmlUrl(config, owner, repo);
   const url = `${repoApiUrl(config, owner, repo)}/releases/${row.id}`;
@@ -39,7 +40,7 @@ export function toRelease(
     created_at: created,
     published_at: created,
     author,
-    assets: [],
+    assets,
   };
 }
 

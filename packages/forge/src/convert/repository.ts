@@ -1,9 +1,10 @@
-import type { Branch, Repository } from '../api/schemas/repo.js';
 import type { ForgeConfig } from '../config.js';
 import type { GitBranch } from '../git/repository.js';
 import type { RepoPermission } from '../services/repo-permission.js';
+import type { RepositoryView } from '../services/repo-views.js';
 import { UnitType } from '../services/units.js';
 import type { RepositoryRow, UserRow } from '../store/schema.js';
+import type { Branch, Repository } from '../structs/repo.js';
 import { rfc3339 } from './time.js';
 import { toUser } from './user.js';
 
@@ -80,6 +81,17 @@ export function toRepository(
     internal: false,
     object_format_name: 'sha1',
   };
+}
+
+/** A gathered repository view rendered for its viewer. */
+export function toRepositoryView(
+  config: ForgeConfig,
+  view: RepositoryView,
+  viewer: UserRow | null,
+): Repository {
+  return toRepository(config, view.repo, view.owner, viewer, view.permission, {
+    releases: view.releaseCount,
+  });
 }
 
 /** Git's strict ISO dates (`+00:00`) as Go's RFC 3339 (`Z` for UTC). */

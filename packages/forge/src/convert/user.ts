@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { User } from '../api/schemas/user.js';
 import type { ForgeConfig } from '../config.js';
 import { visibilityName } from '../services/names.js';
 import type { UserRow } from '../store/schema.js';
+import type { User } from '../structs/user.js';
 import { GO_ZERO_TIME, rfc3339 } from './time.js';
 
 /** Avatar link: the uploaded avatar when there is one, else one derived from the e-mail (or name). */

@@ -124,6 +124,8 @@ export async function commitInitialReadme(
 
 /** Throws InvalidRefNameError unless git accepts `ref` as a full ref name. */
 export async function assertValidRefName(ref: string): Promise<void> {
+  // Loose refs are files: a component longer than a file name may be fails in git after the checks.
+  if (ref.split('/').some((part) => Buffer.byteLength(part) > 255)) throw new InvalidRefNameError(ref);
   const result = await runGit(['check-ref-format', ref], { okExitCodes: [1] });
   if (result.exitCode !== 0 || ref.includes('/-')) throw new InvalidRefNameError(ref);
 }

@@ -2,6 +2,8 @@ import type { ActionViewer } from '../store/actions.js';
 import { heatmapBuckets, listFeed } from '../store/actions.js';
 import { type ActionRow, type UserRow, UserType } from '../store/schema.js';
 import { nowUnix, type ServiceContext } from './context.js';
+import { type RepositoryView, repositoryViewsById } from './repo-views.js';
+import { usersForRows } from './users.js';
 
 const YEAR_SECONDS = 365 * 24 * 60 * 60;
 
@@ -68,6 +70,7 @@ function viewerFilter(target: UserRow, viewer: UserRow | null): ActionViewer | n
     viewerId: viewer?.id ?? null,
     requestedIsOrg: target.type === UserType.Organization,
     requestedId: target.id,
+    restricted: viewer?.is_restricted === 1,
   };
 }
 
@@ -102,14 +105,21 @@ export function dayRange(date: string | undefined): [number, number] | undefined
  * Gitea's `ListUserActivityFeeds`: the user's received feed, newest first. Private activity is included
  * only for the user themself and site admins; `onlyPerformedBy` keeps the user's own acts.
  */
-export function userFeed(
+export async function userFeed(
   ctx: ServiceContext,
   target: UserRow,
   viewer: UserRow | null,
   options: { onlyPerformedBy: boolean; date?: string; page: { offset: number; limit: number } },
-): Promise<{ rows: ActionRow[]; total: number }> {
+): Promise<{
+  rows: ActionRow[];
+  total: number;
+  /** The actor of a row (Ghost when deleted). */
+  actorOf: (id: number) => UserRow;
+  /** The repositories the rows refer to, as the viewer sees them. */
+  repos: Map<number, RepositoryView>;
+}> {
   const privileged = selfOrAdmin(target, viewer);
-  return listFeed(ctx.db, {
+  const { rows, total } = await listFeed(ctx.db, {
     userId: target.id,
     onlyPerformedBy: options.onlyPerformedBy,
     includePrivate: privileged,
@@ -118,4 +128,14 @@ export function userFeed(
     offset: options.page.offset,
     limit: options.page.limit,
   });
+  const actorOf = await usersForRows(
+    ctx,
+    rows.map((row) => row.act_user_id),
+  );
+  const repos = await repositoryViewsById(
+    ctx,
+    rows.map((row) => row.repo_id),
+    viewer,
+  );
+  return { rows, total, actorOf, repos };
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ForgeConfig } from '../config.js';
-import type { DialectName } from '../store/database.js';
+import type { DialectName } from '../store/dialect.js';
 import type { Database } from '../store/schema.js';
 
 /** What every service function needs: the database, its dialect and the parsed config. */

@@ -1,21 +1,14 @@
+import type { Static } from '@sinclair/typebox';
 import { Forbidden, Invalid, NotFound } from '../errors.js';
 import { insertOrganization, listMemberOrganizations } from '../store/orgs.js';
 import { AccessMode, type UserRow, UserType, type UserUpdate, Visibility } from '../store/schema.js';
 import { findUserByLowerName, hasOrgOwnerTeam, isOrgMember, updateUser } from '../store/users.js';
+import type { CreateOrgOptionSchema, EditOrgOptionSchema } from '../structs/org.js';
 import { nowUnix, type ServiceContext } from './context.js';
 import { assertValidOwnerName, visibilityFromName } from './names.js';
 import { UNITS } from './units.js';
 
-export interface CreateOrgInput {
-  username: string;
-  full_name?: string;
-  email?: string;
-  description?: string;
-  website?: string;
-  location?: string;
-  visibility?: string;
-  repo_admin_change_team_access?: boolean;
-}
+export type CreateOrgInput = Static<typeof CreateOrgOptionSchema>;
 
 /** Creates an organization owned by `creator` (with its Owners team), as Gitea's `CreateOrganization`. */
 export async function createOrganization(
@@ -100,15 +93,7 @@ export async function assertOrgMember(ctx: ServiceContext, org: UserRow, doer: U
   if (!(await isOrgMember(ctx.db, org.id, doer.id))) throw new Forbidden('Must be an organization member');
 }
 
-export interface EditOrgInput {
-  full_name?: string;
-  email?: string;
-  description?: string;
-  website?: string;
-  location?: string;
-  visibility?: string;
-  repo_admin_change_team_access?: boolean;
-}
+export type EditOrgInput = Static<typeof EditOrgOptionSchema>;
 
 /** `PATCH /orgs/{org}`: applies the fields that are present. */
 export async function editOrganization(

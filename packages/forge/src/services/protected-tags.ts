@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox';
 import { BadRequest, Forbidden, Invalid, NotFound } from '../errors.js';
 import { findTeamByName } from '../store/orgs.js';
 import {
@@ -11,6 +12,7 @@ import {
 import { findTeamsByIds } from '../store/repo-access.js';
 import { UserType } from '../store/schema.js';
 import { findUserByLowerName, findUsersByIds } from '../store/users.js';
+import type { CreateTagProtectionOptionSchema } from '../structs/release.js';
 import { nowUnix } from './context.js';
 import { teamIdsInOwner } from './permissions.js';
 import {
@@ -49,11 +51,7 @@ async function withNames(ctx: RepoContext, protections: ProtectedTag[]): Promise
 }
 
 /** Input of create and edit (CreateTagProtectionOption / EditTagProtectionOption). */
-export interface TagProtectionInput {
-  name_pattern?: string;
-  whitelist_usernames?: string[] | null;
-  whitelist_teams?: string[] | null;
-}
+export type TagProtectionInput = Static<typeof CreateTagProtectionOptionSchema>;
 
 async function resolveUserIds(ctx: RepoContext, names: readonly string[]): Promise<number[]> {
   const ids: number[] = [];

@@ -2,16 +2,16 @@ import type { Kysely } from 'kysely';
 import {
   commitsBetween,
   countCommits,
-  getTag,
   hasNoBranches,
   listBranches,
   resolveCommit,
   setHeadBranch,
   ZERO_SHA,
 } from '../git/repository.js';
-import { findReleaseByTag, forgetDeletedTags, insertRelease, updateRelease } from '../store/releases.js';
+import { forgetDeletedTags } from '../store/releases.js';
 import { updateRepository } from '../store/repositories.js';
 import type { Database, RepositoryRow, UserRow } from '../store/schema.js';
+import { syncTagRecord } from './release-sync.js';
 import { pushCommitsContent, RepoActionType, recordRepoAction, tagPushContent } from './repo-activity.js';
 
 /** How one ref moved in a push. */
@@ -48,49 +48,6 @@ export interface PushContext {
 const TAG_PREFIX = 'refs/tags/';
 const BRANCH_PREFIX = 'refs/heads/';
 
-/** Creates or refreshes the tag-only record of a pushed tag (Gitea's pushUpdateAddTags). */
-async function syncAddedTag(ctx: PushContext, name: string): Promise<void> {
-  const tag = await getTag(ctx.gitDir, name);
-  if (!tag) return;
-  const numCommits = await countCommits(ctx.gitDir, tag.commitSha);
-  const existing = await findReleaseByTag(ctx.db, ctx.repo.id, name);
-  if (!existing) {
-    try {
-      await insertRelease(ctx.db, {
-        repoId: ctx.repo.id,
-        publisherId: ctx.pusher.id,
-        tagName: name,
-        target: '',
-        title: '',
-        note: '',
-        sha1: tag.commitSha,
-        numCommits,
-        isDraft: false,
-        isPrerelease: false,
-        isTag: true,
-        createdUnix: tag.createdUnix,
-      });
-    } catch (error) {
-      // A release created through the API for the same tag at the same moment owns the record now.
-      if (!(await findReleaseByTag(ctx.db, ctx.repo.id, name))) throw error;
-    }
-    return;
-  }
-  await updateRelease(ctx.db, existing.id, {
-    publisherId: existing.is_tag === 1 ? ctx.pusher.id : existing.publisher_id,
-    tagName: existing.tag_name,
-    target: existing.target,
-    title: existing.title,
-    note: existing.note,
-    sha1: tag.commitSha,
-    numCommits,
-    isDraft: existing.is_draft === 1,
-    isPrerelease: existing.is_prerelease === 1,
-    isTag: existing.is_tag === 1,
-    createdUnix: tag.createdUnix,
-  });
-}
-
 /**
  * Brings the database in line with a push: tag records for new and deleted tags, the empty flag and the
  * default branch, and push_tag / delete_tag / commit_repo activity for the pusher.
@@ -115,7 +72,7 @@ export async function syncAfterPush(ctx: PushContext, changes: readonly RefChang
         });
         continue;
       }
-      await syncAddedTag(ctx, name);
+      await syncTagRecord(ctx, name, ctx.pusher.id);
       const commitSha = await resolveCommit(ctx.gitDir, change.newSha);
       const head = commitSha ? await commitsBetween(ctx.gitDir, ZERO_SHA, commitSha, 1) : [];
       await recordRepoAction(ctx.db, {

@@ -2,14 +2,13 @@
  * The seed's Releases rules 1–7 and the tag-only → release transition, with Gitea's behaviour where the
  * seed is silent (routers/api/v1/repo/release.go, services/release/release.go).
  */
-
+import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import { Conflict, Invalid, NotFound } from '../errors.js';
 import {
   commitsBetween,
   countCommits,
   createTag,
-  deleteTag,
   getTag,
   InvalidRefNameError,
   resolveCommit,
@@ -20,43 +19,30 @@ import { isUniqueViolation } from '../store/constraint-errors.js';
 import {
   convertTagOnlyRecord,
   countReleases,
-  deleteReleaseRow,
   findLatestRelease,
   findReleaseById,
   findReleaseByTag,
   insertRelease,
   listReleases as listReleaseRows,
-  markReleaseTagOnly,
   type NewReleaseValues,
+  retireRelease,
   updateRelease,
 } from '../store/releases.js';
 import { AccessMode, type Database, type ReleaseRow, type UserRow } from '../store/schema.js';
+import type { CreateReleaseOptionSchema, EditReleaseOptionSchema } from '../structs/release.js';
+import { removeAttachmentFiles } from './attachment-removal.js';
 import { nowUnix } from './context.js';
 import { UnitType } from './permissions.js';
 import { canControlTag } from './protected-tags.js';
+import { syncTagRecord } from './release-sync.js';
 import { RepoActionType, recordRepoAction, tagPushContent } from './repo-activity.js';
 import { type RepoContext, requireDoer } from './repo-context.js';
 
 /** CreateReleaseOption. */
-export interface CreateReleaseInput {
-  tag_name: string;
-  tag_message?: string;
-  target_commitish?: string;
-  name?: string;
-  body?: string;
-  draft?: boolean;
-  prerelease?: boolean;
-}
+export type CreateReleaseInput = Static<typeof CreateReleaseOptionSchema>;
 
 /** EditReleaseOption: strings apply when non-empty, booleans when present. */
-export interface EditReleaseInput {
-  tag_name?: string;
-  target_commitish?: string;
-  name?: string;
-  body?: string;
-  draft?: boolean;
-  prerelease?: boolean;
-}
+export type EditReleaseInput = Static<typeof EditReleaseOptionSchema>;
 
 /** Gitea truncates titles to 255 display characters on save. */
 const MAX_TITLE_CHARS = 255;
@@ -101,19 +87,32 @@ export async function getLatestRelease(ctx: RepoContext): Promise<ReleaseRow> {
   return row;
 }
 
-/** Seed rule 3: a release of this repository by id; tag-only records are 404. */
-export async function getReleaseById(ctx: RepoContext, id: number): Promise<ReleaseRow> {
-  const row = await findReleaseById(ctx.db, ctx.repo.id, id);
-  if (!row || row.is_tag === 1) throw new NotFound();
+/**
+ * The one rule for reading a single release record (by id, by tag, and the edit/delete paths, and
+ * anything hanging off a release such as its assets): tag-only records are not releases, and a draft
+ * exists only for writers of the repository or its releases unit and for its publisher. Everyone else
+ * gets the same 404 as for a missing id, so sequential ids do not enumerate drafts (CVE-2026-27660,
+ * fixed in Gitea 1.25.5).
+ */
+export function canReadRelease(ctx: RepoContext, row: ReleaseRow): boolean {
+  if (row.is_tag === 1) return false;
+  if (row.is_draft !== 1) return true;
+  return canSeeDrafts(ctx) || (ctx.doer !== null && ctx.doer.id === row.publisher_id);
+}
+
+function readable(ctx: RepoContext, row: ReleaseRow | undefined): ReleaseRow {
+  if (!row || !canReadRelease(ctx, row)) throw new NotFound();
   return row;
 }
 
-/** A release by tag name; tag-only records are 404, drafts only for writers and their publisher. */
+/** Seed rule 3: a release of this repository by id; tag-only records and hidden drafts are 404. */
+export async function getReleaseById(ctx: RepoContext, id: number): Promise<ReleaseRow> {
+  return readable(ctx, await findReleaseById(ctx.db, ctx.repo.id, id));
+}
+
+/** A release by tag name, under the same rule as by id. */
 export async function getReleaseByTag(ctx: RepoContext, tagName: string): Promise<ReleaseRow> {
-  const row = await findReleaseByTag(ctx.db, ctx.repo.id, tagName);
-  if (!row || row.is_tag === 1) throw new NotFound();
-  if (row.is_draft === 1 && !canSeeDrafts(ctx) && ctx.doer?.id !== row.publisher_id) throw new NotFound();
-  return row;
+  return readable(ctx, await findReleaseByTag(ctx.db, ctx.repo.id, tagName));
 }
 
 /** The git side of a non-draft release: the tag exists afterwards and `created` tells if we made it. */
@@ -201,9 +200,12 @@ async function recordPublication(
   });
 }
 
-/** Removes a git tag this request created when the database step after it failed: no orphan tags. */
-async function rollbackTag(ctx: RepoContext, tagName: string, tag: TagOutcome | null): Promise<void> {
-  if (tag?.created) await deleteTag(ctx.gitDir, tagName);
+/**
+ * Records a tag this request made when the database step after it failed (a concurrent rename took the
+ * name): the tag may already be relied on, so it is kept and gets its tag-only record, as a sync would.
+ */
+async function recordTagOnly(ctx: RepoContext, tagName: string): Promise<void> {
+  await syncTagRecord({ db: ctx.db, gitDir: ctx.gitDir, repo: ctx.repo, owner: ctx.owner }, tagName);
 }
 
 /** Seed rules 4 and 5: create a release, or convert the tag-only record of its tag. */
@@ -232,43 +234,29 @@ export async function createRelease(ctx: RepoContext, input: CreateReleaseInput)
     isTag: false,
     createdUnix: nowUnix(),
   };
-  // Checks that only read come first, so a refused request changes nothing.
-  let existingTag: Awaited<ReturnType<typeof getTag>> = null;
-  let commitSha = '';
+  // Git first, then the row (Gitea's services/release/release.go): a crash in between leaves a tag
+  // without a record, which the next sync turns into a tag-only record; never a release without its tag.
+  // Of several concurrent creators the unique (repo, tag) index still picks exactly one winner.
+  let tag: TagOutcome | null = null;
   if (!isDraft) {
-    existingTag = await getTag(ctx.gitDir, tagName);
-    if (!existingTag) {
-      if (!(await canControlTag(ctx, tagName, publisher.id))) {
-        throw new Invalid(`release tag name is protected [tag_name: ${tagName}]`);
-      }
-      commitSha = (await resolveCommit(ctx.gitDir, target)) ?? '';
-      if (!commitSha)
-        throw new NotFound(`target "${target}" not found: object does not exist [id: ${target}]`);
-    } else {
-      commitSha = existingTag.commitSha;
-    }
-    values.sha1 = commitSha;
-    values.numCommits = await countCommits(ctx.gitDir, commitSha);
+    // ensureTag refuses (protected name, unknown target) before it writes anything.
+    tag = await ensureTag(ctx, publisher, tagName, target, input.tag_message ?? '');
+    values.sha1 = tag.commitSha;
+    values.numCommits = tag.numCommits;
   }
-  // The row goes in first: the unique (repo, tag) index picks exactly one winner among concurrent
-  // creators, and only the winner touches git.
   let row: ReleaseRow;
   try {
     row = await insertRelease(ctx.db, values);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new Conflict(`release tag already exist [tag_name: ${tagName}]`);
-    throw error;
+    if (!isUniqueViolation(error)) throw error;
+    // A sync (push, start-up, admin command) may have recorded our new tag as tag-only in between: that
+    // record becomes the release, as if it had been there first. Any other record means 409.
+    const raced = await findReleaseByTag(ctx.db, ctx.repo.id, tagName);
+    if (raced?.is_tag === 1)
+      return convertTagRecord(ctx, publisher, raced, { ...input, target_commitish: target });
+    throw new Conflict(`release tag already exist [tag_name: ${tagName}]`);
   }
-  let tag: TagOutcome | null = null;
-  if (!isDraft) {
-    try {
-      tag = await ensureTag(ctx, publisher, tagName, commitSha, input.tag_message ?? '');
-    } catch (error) {
-      await deleteReleaseRow(ctx.db, row.id);
-      throw error;
-    }
-    await recordPublication(ctx, publisher, { tagName, title: values.title }, tag);
-  }
+  if (!isDraft) await recordPublication(ctx, publisher, { tagName, title: values.title }, tag);
   return row;
 }
 
@@ -296,12 +284,10 @@ async function convertTagRecord(
     isTag: false,
     createdUnix: tag?.created ? nowUnix() : record.created_unix,
   };
-  // Only one of several concurrent converters finds the record still tag-only.
+  // Only one of several concurrent converters finds the record still tag-only. A tag this request made
+  // stays: the winner's release may already rely on it.
   const converted = await convertTagOnlyRecord(ctx.db, record.id, values);
-  if (!converted) {
-    await rollbackTag(ctx, record.tag_name, tag);
-    throw new Conflict(`release tag already exist [tag_name: ${record.tag_name}]`);
-  }
+  if (!converted) throw new Conflict(`release tag already exist [tag_name: ${record.tag_name}]`);
   if (!isDraft)
     await recordPublication(ctx, publisher, { tagName: record.tag_name, title: values.title }, tag);
   return (await findReleaseById(ctx.db, ctx.repo.id, record.id))!;
@@ -329,6 +315,13 @@ export async function editRelease(
     isTag: false,
     createdUnix: row.created_unix,
   };
+  // A new tag name taken by another record is refused before git is touched.
+  if (next.tagName.toLowerCase() !== row.tag_name.toLowerCase()) {
+    if (await findReleaseByTag(ctx.db, ctx.repo.id, next.tagName)) {
+      throw new Conflict(`release tag already exist [tag_name: ${next.tagName}]`);
+    }
+  }
+  // Git first, then the row: a crash in between leaves a tag the next sync records (see createRelease).
   let tag: TagOutcome | null = null;
   if (!next.isDraft) {
     tag = await ensureTag(ctx, doer, next.tagName, next.target, '');
@@ -339,7 +332,7 @@ export async function editRelease(
   try {
     await updateRelease(ctx.db, row.id, next);
   } catch (error) {
-    await rollbackTag(ctx, next.tagName, tag);
+    if (tag?.created) await recordTagOnly(ctx, next.tagName);
     if (isUniqueViolation(error)) throw new Conflict(`release tag already exist [tag_name: ${next.tagName}]`);
     throw error;
   }
@@ -357,5 +350,7 @@ export async function deleteRelease(ctx: RepoContext, row: ReleaseRow): Promise<
   if (!(await canControlTag(ctx, row.tag_name, doer.id))) {
     throw new Invalid('user not allowed to delete protected tag');
   }
-  await markReleaseTagOnly(ctx.db, row.id);
+  // Gitea deletes a release's attachments with it (the tag-only record that remains has none): rows in
+  // the same transaction, files after it.
+  await removeAttachmentFiles(ctx, await retireRelease(ctx.db, row.id));
 }

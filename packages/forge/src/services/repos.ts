@@ -1,7 +1,7 @@
-/** Repositories: create (user and organisation), read, edit, delete, branches and collaborators. */
 import { existsSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Static } from '@sinclair/typebox';
 import { BadRequest, Conflict, Forbidden, Invalid, NotFound } from '../errors.js';
 import {
   assertValidRefName,
@@ -35,6 +35,9 @@ import {
 } from '../store/repositories.js';
 import { AccessMode, type RepositoryRow, type UserRow, UserType } from '../store/schema.js';
 import { findUserByLowerName } from '../store/users.js';
+/** Repositories: create (user and organisation), read, edit, delete, branches and collaborators. */
+import type { CreateRepoOptionSchema, EditRepoOptionSchema } from '../structs/repo.js';
+import { removeAttachmentFiles, repoAttachmentUuids } from './attachment-removal.js';
 import { nowUnix, type ServiceContext } from './context.js';
 import { getRepoPermission } from './permissions.js';
 import { RepoActionType, recordRepoAction } from './repo-activity.js';
@@ -93,14 +96,7 @@ async function assertValidBranchName(branch: string): Promise<void> {
 }
 
 /** CreateRepoOption (the fields the forge implements). */
-export interface CreateRepoInput {
-  name: string;
-  description?: string;
-  private?: boolean;
-  auto_init?: boolean;
-  default_branch?: string;
-  readme?: string;
-}
+export type CreateRepoInput = Static<typeof CreateRepoOptionSchema>;
 
 /** The one README template Gitea ships ("Default"). */
 function defaultReadme(name: string, description: string): string {
@@ -190,14 +186,7 @@ export async function createOrgRepository(
 }
 
 /** EditRepoOption (the fields the forge implements). */
-export interface EditRepoInput {
-  name?: string;
-  description?: string;
-  website?: string;
-  private?: boolean;
-  default_branch?: string;
-  archived?: boolean;
-}
+export type EditRepoInput = Static<typeof EditRepoOptionSchema>;
 
 /** PATCH /repos/{o}/{r}: rename (moving the git directory), description, visibility, default branch. */
 export async function editRepository(ctx: RepoContext, input: EditRepoInput): Promise<RepositoryRow> {
@@ -244,8 +233,10 @@ export async function editRepository(ctx: RepoContext, input: EditRepoInput): Pr
 
 /** DELETE /repos/{o}/{r}: rows first (so nothing points at a half-deleted directory), then the files. */
 export async function deleteRepository(ctx: RepoContext): Promise<void> {
+  const attachmentUuids = await repoAttachmentUuids(ctx, ctx.repo.id);
   await deleteRepositoryRows(ctx.db, ctx.repo.id);
   await removeRepository(ctx.gitDir);
+  await removeAttachmentFiles(ctx, attachmentUuids);
 }
 
 /** Branches of a repository, sorted by name, and the total. */

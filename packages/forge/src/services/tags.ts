@@ -1,4 +1,4 @@
-/** Tags of a repository (routers/api/v1/repo/tag.go): git is the source, release records guard them. */
+import type { Static } from '@sinclair/typebox';
 import { Conflict, Invalid, NotFound } from '../errors.js';
 import {
   commitsBetween,
@@ -15,6 +15,8 @@ import {
 } from '../git/repository.js';
 import { isUniqueViolation } from '../store/constraint-errors.js';
 import { deleteReleaseRow, findReleaseByTag, insertRelease } from '../store/releases.js';
+/** Tags of a repository (routers/api/v1/repo/tag.go): git is the source, release records guard them. */
+import type { CreateTagOptionSchema } from '../structs/release.js';
 import { nowUnix } from './context.js';
 import { canControlTag } from './protected-tags.js';
 import { RepoActionType, recordRepoAction, tagPushContent } from './repo-activity.js';
@@ -37,11 +39,7 @@ export async function getTag(ctx: RepoContext, name: string): Promise<GitTag> {
 }
 
 /** CreateTagOption. */
-export interface CreateTagInput {
-  tag_name: string;
-  message?: string;
-  target?: string;
-}
+export type CreateTagInput = Static<typeof CreateTagOptionSchema>;
 
 /**
  * Creates a git tag and its tag-only record: 409 when any record or tag of that name exists, 422 when
@@ -59,9 +57,24 @@ export async function createTag(ctx: RepoContext, input: CreateTagInput): Promis
   const commitSha = await resolveCommit(ctx.gitDir, target);
   if (!commitSha) throw new NotFound(`target not found: object does not exist [id: ${target}]`);
   const now = nowUnix();
-  let record: Awaited<ReturnType<typeof insertRelease>>;
+  // Git first, then the record (as Gitea's CreateNewTag): a crash in between leaves a tag the next sync
+  // records; the zero old value of the ref makes exactly one of concurrent creators win.
+  let tag: GitTag;
   try {
-    record = await insertRelease(ctx.db, {
+    tag = await createGitTag(ctx.gitDir, {
+      name,
+      commitSha,
+      message: input.message ?? '',
+      tagger: { name: doer.name, email: doer.email },
+    });
+  } catch (error) {
+    if (error instanceof TagExistsError) throw exists();
+    if (error instanceof InvalidRefNameError)
+      throw new Invalid(`tag name "${name}" is not a valid git tag name`);
+    throw error;
+  }
+  try {
+    await insertRelease(ctx.db, {
       repoId: ctx.repo.id,
       publisherId: doer.id,
       tagName: name,
@@ -76,23 +89,8 @@ export async function createTag(ctx: RepoContext, input: CreateTagInput): Promis
       createdUnix: now,
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw exists();
-    throw error;
-  }
-  let tag: GitTag;
-  try {
-    tag = await createGitTag(ctx.gitDir, {
-      name,
-      commitSha,
-      message: input.message ?? '',
-      tagger: { name: doer.name, email: doer.email },
-    });
-  } catch (error) {
-    await deleteReleaseRow(ctx.db, record.id);
-    if (error instanceof TagExistsError) throw exists();
-    if (error instanceof InvalidRefNameError)
-      throw new Invalid(`tag name "${name}" is not a valid git tag name`);
-    throw error;
+    // A release or a sync recorded the new tag in between: the tag exists and has its record.
+    if (!isUniqueViolation(error)) throw error;
   }
   const [head] = await commitsBetween(ctx.gitDir, ZERO_SHA, commitSha, 1);
   await recordRepoAction(ctx.db, {

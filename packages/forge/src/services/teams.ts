@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox';
 import { Forbidden, Invalid, NotFound } from '../errors.js';
 import {
   addTeamMember,
@@ -10,19 +11,12 @@ import {
 } from '../store/orgs.js';
 import { AccessMode, type TeamRow, type UserRow } from '../store/schema.js';
 import { isOrgMember } from '../store/users.js';
+import type { CreateTeamOptionSchema } from '../structs/org.js';
 import type { ServiceContext } from './context.js';
 import { isOrgOwner } from './orgs.js';
 import { parseAccessMode, UNITS, UnitType, unitTypeForKey } from './units.js';
 
-export interface CreateTeamInput {
-  name: string;
-  description?: string;
-  includes_all_repositories?: boolean;
-  permission?: string;
-  units?: string[];
-  units_map?: Record<string, string>;
-  can_create_org_repo?: boolean;
-}
+export type CreateTeamInput = Static<typeof CreateTeamOptionSchema>;
 
 /** `POST /orgs/{org}/teams` with Gitea's permission/units rules. */
 export async function createTeam(

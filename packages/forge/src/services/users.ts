@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox';
 import { hashPassword, verifyPassword } from '../auth/secrets.js';
 import { BadRequest, Invalid, NotFound } from '../errors.js';
 import { type UserRow, UserType, type UserUpdate, Visibility } from '../store/schema.js';
@@ -6,7 +7,9 @@ import {
   countUsers,
   deleteUserCascade,
   emailInUse,
+  findUserById,
   findUserByLowerName,
+  findUsersByIds,
   insertUser,
   isOrgMember,
   listUsersByType,
@@ -14,11 +17,17 @@ import {
   shareAnOrg,
   updateUser,
 } from '../store/users.js';
+import type { EditUserOptionSchema } from '../structs/user.js';
 import { nowUnix, type ServiceContext } from './context.js';
 import { assertValidEmail, assertValidOwnerName, visibilityFromName } from './names.js';
+import { ghostUser, systemUserById } from './system-users.js';
 
 export const MIN_PASSWORD_LENGTH = 8;
 
+/**
+ * What creating an account needs — the admin API (`CreateUserOption`, mapped by its route) and the CLI both
+ * call with it, so it is the service's own shape, not a wire struct.
+ */
 export interface CreateUserInput {
   username: string;
   email: string;
@@ -129,16 +138,20 @@ export async function getContextUser(
 }
 
 /**
- * `individualPermsChecker` + `IsUserVisibleToViewer`: the same 404 as for an absent user when the target
- * is hidden from the viewer, so existence is not revealed.
+ * `checkTokenPublicOnly` + `individualPermsChecker` + `IsUserVisibleToViewer`: the same 404 as for an
+ * absent user when the target is hidden from the viewer, so existence is not revealed. A token limited to
+ * public resources sees only public individuals (Gitea answers 403 there, which tells that the user
+ * exists; the seed's users rule 4 wants 404).
  */
 export async function assertUserVisible(
   ctx: ServiceContext,
   target: UserRow,
   viewer: UserRow | null,
   name: string,
+  publicOnly = false,
 ) {
   if (target.type !== UserType.Organization) {
+    if (publicOnly && target.visibility !== Visibility.Public) throw userNotFound(name);
     const selfOrAdmin = viewer !== null && (viewer.id === target.id || viewer.is_admin === 1);
     if (target.visibility === Visibility.Private && !selfOrAdmin) throw userNotFound(name);
     if (target.visibility === Visibility.Limited && !viewer) throw userNotFound(name);
@@ -153,6 +166,47 @@ export interface UserSearchQuery {
   page: { offset: number; limit: number };
   type?: number;
   visible?: number[];
+}
+
+/** A user or organization by id, or undefined. */
+export function userById(ctx: ServiceContext, id: number): Promise<UserRow | undefined> {
+  return findUserById(ctx.db, id);
+}
+
+/** An individual (non-organization) user by name, case-insensitively, or undefined. */
+export async function individualByName(ctx: ServiceContext, name: string): Promise<UserRow | undefined> {
+  const user = await findUserByLowerName(ctx.db, name.toLowerCase());
+  return user && user.type === UserType.Individual ? user : undefined;
+}
+
+/**
+ * Users by id for rendering rows that point at them (publishers, actors): ids that no longer resolve map
+ * to the system user with that id or to Ghost, as Gitea's `LoadPublisher` / `LoadActUser` do.
+ */
+export async function usersForRows(
+  ctx: ServiceContext,
+  ids: readonly number[],
+): Promise<(id: number) => UserRow> {
+  const found = await findUsersByIds(
+    ctx.db,
+    [...new Set(ids)].filter((id) => id > 0),
+  );
+  const byId = new Map(found.map((user) => [user.id, user]));
+  return (id) => byId.get(id) ?? systemUserById(id) ?? ghostUser();
+}
+
+/**
+ * `GET /users/search` (Gitea's `user.Search`): `uid` of a system user (-1 Ghost, -2 actions) answers exactly
+ * that user; anything else searches individuals visible to the viewer.
+ */
+export async function searchUsersForApi(
+  ctx: ServiceContext,
+  viewer: UserRow | null,
+  query: UserSearchQuery,
+): Promise<{ rows: UserRow[]; total: number }> {
+  const system = systemUserById(query.uid);
+  if (system) return { rows: [system], total: 1 };
+  return searchVisibleUsers(ctx, viewer, query);
 }
 
 /** Gitea's user search for the API (individuals by default), restricted to what `viewer` may see. */
@@ -180,22 +234,8 @@ export function listOrganizations(
   return listUsersByType(ctx.db, UserType.Organization, page, visible);
 }
 
-export interface AdminEditUserInput {
-  email?: string;
-  full_name?: string;
-  password?: string;
-  must_change_password?: boolean;
-  website?: string;
-  location?: string;
-  description?: string;
-  active?: boolean;
-  admin?: boolean;
-  prohibit_login?: boolean;
-  restricted?: boolean;
-  visibility?: string;
-  keep_email_private?: boolean;
-  login_name?: string;
-}
+/** `EditUserOption` as validated by the route. */
+export type AdminEditUserInput = Static<typeof EditUserOptionSchema>;
 
 /** `PATCH /admin/users/{username}`: applies the fields that are present. */
 export async function adminEditUser(
@@ -235,6 +275,42 @@ export async function adminEditUser(
   patch.updated_unix = nowUnix();
   await updateUser(ctx.db, user.id, patch);
   return { ...user, ...patch } as UserRow;
+}
+
+/**
+ * Gitea's `admin user change-password`: sets a new password for an existing individual user and whether
+ * it must be changed at the next sign-in (default true, as Gitea's flag).
+ */
+export async function changeUserPassword(
+  ctx: ServiceContext,
+  input: { username: string; password: string; mustChangePassword?: boolean },
+): Promise<UserRow> {
+  const user = await findUserByLowerName(ctx.db, input.username.toLowerCase());
+  if (!user || user.type !== UserType.Individual) {
+    throw new NotFound(`user does not exist [name: ${input.username}]`);
+  }
+  if (input.password.length < MIN_PASSWORD_LENGTH) {
+    throw new BadRequest(`password is shorter than ${MIN_PASSWORD_LENGTH} characters`);
+  }
+  const secret = await hashPassword(input.password);
+  const patch: UserUpdate = {
+    passwd: secret.passwd,
+    salt: secret.salt,
+    passwd_hash_algo: secret.algo,
+    must_change_password: input.mustChangePassword === false ? 0 : 1,
+    updated_unix: nowUnix(),
+  };
+  await updateUser(ctx.db, user.id, patch);
+  return { ...user, ...patch } as UserRow;
+}
+
+/** How a user who must change their password gets it changed (forge has no web settings page). */
+export function passwordChangeHint(ctx: ServiceContext, username: string): string {
+  return (
+    `You must change your password. An administrator can set a new one with ` +
+    `\`forge admin user change-password --username ${username} --password <new password> --must-change-password=false\`` +
+    ` or PATCH ${ctx.config.appUrl}api/v1/admin/users/${username} with {"password": "<new password>", "must_change_password": false}.`
+  );
 }
 
 /** `DELETE /admin/users/{username}`: removes an individual user and what only they own. */

@@ -27,6 +27,11 @@ export interface ActionViewer {
   /** Whether the requested user is an organization (it always sees its own acts). */
   requestedIsOrg: boolean;
   requestedId: number;
+  /**
+   * A restricted viewer reads only repositories given to it (owned, collaborator, team) and sees public
+   * users only, as for repository reads and profiles (go-gitea/gitea#39004).
+   */
+  restricted: boolean;
 }
 
 /**
@@ -45,13 +50,16 @@ function viewerCondition(eb: ExpressionBuilder<Database, 'action'>, viewer: Acti
     const extra = viewer.requestedIsOrg
       ? sql`OR id = ${viewer.requestedId}`
       : sql`OR (type = 1 AND id IN (SELECT org_id FROM team_user WHERE uid = ${viewer.requestedId}))`;
-    actors = sql<SqlBool>`${actUser} IN (SELECT id FROM ${sql.table('user')} WHERE (keep_activity_private = 0 AND visibility IN (0, 1)) OR id = ${id} ${extra})`;
+    const visible = viewer.restricted ? sql`(0)` : sql`(0, 1)`;
+    actors = sql<SqlBool>`${actUser} IN (SELECT id FROM ${sql.table('user')} WHERE (keep_activity_private = 0 AND visibility IN ${visible}) OR id = ${id} ${extra})`;
   }
+  // Public repositories are readable by everyone but restricted users.
+  const publicRepos = viewer.restricted ? sql`0 = 1` : sql`is_private = 0`;
   const repos =
     id === null
       ? sql<SqlBool>`(${repo} = 0 OR ${repo} IN (SELECT id FROM repository WHERE is_private = 0))`
       : sql<SqlBool>`(${repo} = 0 OR ${repo} IN (
-          SELECT id FROM repository WHERE is_private = 0 OR owner_id = ${id}
+          SELECT id FROM repository WHERE ${publicRepos} OR owner_id = ${id}
           UNION SELECT repo_id FROM collaboration WHERE user_id = ${id}
           UNION SELECT team_repo.repo_id FROM team_repo JOIN team_user ON team_user.team_id = team_repo.team_id WHERE team_user.uid = ${id}
           UNION SELECT repository.id FROM repository JOIN team ON team.org_id = repository.owner_id AND team.includes_all_repositories = 1

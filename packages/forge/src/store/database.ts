@@ -11,13 +11,17 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
+import type { DialectName } from './dialect.js';
 import { initialMigration } from './migrations/001_initial.js';
 import { postgresSearchMigration } from './migrations/002_postgres_search.js';
 import { releaseListIndexMigration } from './migrations/003_release_list_index.js';
+import { oauth2Migration } from './migrations/005_oauth2.js';
+import { attachmentsMigration } from './migrations/006_attachments.js';
+import { activityIndexesMigration } from './migrations/008_activity_indexes.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
 
-export type DialectName = 'sqlite' | 'postgres';
+export type { DialectName } from './dialect.js';
 
 export interface ForgeDatabase {
   db: Kysely<Database>;
@@ -81,6 +85,9 @@ export function forgeMigrations(dialect: DialectName): Record<string, Migration>
     '001_initial': initialMigration(dialect),
     '002_postgres_search': postgresSearchMigration(dialect),
     '003_release_list_index': releaseListIndexMigration(),
+    '005_oauth2': oauth2Migration(dialect),
+    '006_attachments': attachmentsMigration(dialect),
+    '008_activity_indexes': activityIndexesMigration(),
   };
 }
 

@@ -142,6 +142,23 @@ export async function markReleaseTagOnly(db: Db, id: number): Promise<void> {
   await db.updateTable('release').set({ is_tag: 1 }).where('id', '=', id).execute();
 }
 
+/**
+ * DELETE release: in one transaction the record becomes tag-only and its attachment rows go (so a crash
+ * never leaves a tag-only record with assets that a later release on the tag would inherit). Returns the
+ * uuids whose files the caller removes afterwards.
+ */
+export function retireRelease(db: Kysely<Database>, id: number): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const attachments = await trx
+      .deleteFrom('attachment')
+      .where('release_id', '=', id)
+      .returning('uuid')
+      .execute();
+    await trx.updateTable('release').set({ is_tag: 1 }).where('id', '=', id).execute();
+    return attachments.map((row) => row.uuid);
+  });
+}
+
 /** Deletes one record. */
 export async function deleteReleaseRow(db: Db, id: number): Promise<void> {
   await db.deleteFrom('release').where('id', '=', id).execute();

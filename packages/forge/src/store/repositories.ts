@@ -104,6 +104,7 @@ export async function updateRepository(
 /** Deletes a repository row and every row that belongs to it, in one transaction. */
 export async function deleteRepositoryRows(db: Kysely<Database>, id: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('attachment').where('repo_id', '=', id).execute();
     await trx.deleteFrom('release').where('repo_id', '=', id).execute();
     await trx.deleteFrom('protected_tag').where('repo_id', '=', id).execute();
     await trx.deleteFrom('collaboration').where('repo_id', '=', id).execute();
@@ -159,4 +160,13 @@ export async function findRepositoriesWithOwners(
     const owner = byId.get(repo.owner_id);
     return owner ? [{ repo, owner }] : [];
   });
+}
+
+/** Every repository with its owner, by id (the release sync walks them all). */
+export async function listRepositoriesWithOwners(db: Db): Promise<RepositoryWithOwner[]> {
+  const repos = await db.selectFrom('repository').selectAll().orderBy('id').execute();
+  return findRepositoriesWithOwners(
+    db,
+    repos.map((repo) => repo.id),
+  ).then((found) => found.sort((a, b) => a.repo.id - b.repo.id));
 }

@@ -197,6 +197,78 @@ export interface ProtectedTagTable {
   updated_unix: number;
 }
 
+export interface OAuth2ApplicationTable {
+  id: Id;
+  uid: number;
+  name: string;
+  /** A UUID, public. */
+  client_id: string;
+  /** hex sha256(salt + secret); the secret is shown once and never stored. */
+  client_secret_hash: string;
+  client_secret_salt: string;
+  /** JSON array of the registered redirect URIs. */
+  redirect_uris: string;
+  confidential_client: Flag;
+  skip_secondary_authorization: Flag;
+  created_unix: number;
+  updated_unix: number;
+}
+
+export interface OAuth2GrantTable {
+  id: Id;
+  user_id: number;
+  application_id: number;
+  /** Bumped for every token pair issued; a refresh token carries the value it was issued with. */
+  counter: Generated<number>;
+  /** Space-separated scopes the user consented to. */
+  scope: string;
+  nonce: string;
+  created_unix: number;
+  updated_unix: number;
+}
+
+export interface OAuth2AuthorizationCodeTable {
+  id: Id;
+  grant_id: number;
+  /** hex sha256 of the code; the code itself is never stored. */
+  code_hash: string;
+  code_challenge: string;
+  code_challenge_method: string;
+  redirect_uri: string;
+  valid_until: number;
+}
+
+export interface OAuth2SigningKeyTable {
+  /** Always 1: one key per installation. */
+  id: number;
+  alg: string;
+  kid: string;
+  /** The private key as a JWK (JSON). */
+  private_jwk: string;
+  created_unix: number;
+}
+
+export interface WebSessionTable {
+  /** hex sha256 of the session cookie value. */
+  id_hash: string;
+  uid: number;
+  created_unix: number;
+  expires_unix: number;
+}
+
+/** A release attachment; its file lives under `<data-dir>/attachments/` by uuid. */
+export interface AttachmentTable {
+  id: Id;
+  uuid: string;
+  repo_id: number;
+  release_id: number;
+  uploader_id: number;
+  name: string;
+  download_count: DefaultNumber;
+  size: number;
+  created_unix: number;
+}
+
 export interface Database {
   user: UserTable;
   org_user: OrgUserTable;
@@ -211,6 +283,12 @@ export interface Database {
   action: ActionTable;
   release: ReleaseTable;
   protected_tag: ProtectedTagTable;
+  oauth2_application: OAuth2ApplicationTable;
+  oauth2_grant: OAuth2GrantTable;
+  oauth2_authorization_code: OAuth2AuthorizationCodeTable;
+  oauth2_signing_key: OAuth2SigningKeyTable;
+  web_session: WebSessionTable;
+  attachment: AttachmentTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -223,3 +301,7 @@ export type ActionRow = Selectable<ActionTable>;
 export type RepositoryRow = Selectable<RepositoryTable>;
 export type ReleaseRow = Selectable<ReleaseTable>;
 export type ProtectedTagRow = Selectable<ProtectedTagTable>;
+export type OAuth2ApplicationRow = Selectable<OAuth2ApplicationTable>;
+export type OAuth2GrantRow = Selectable<OAuth2GrantTable>;
+export type OAuth2AuthorizationCodeRow = Selectable<OAuth2AuthorizationCodeTable>;
+export type AttachmentRow = Selectable<AttachmentTable>;

@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
-import type { DialectName } from './database.js';
+import type { DialectName } from './dialect.js';
 import { type Database, type NewUser, type UserRow, type UserUpdate, Visibility } from './schema.js';
 
 type Db = Kysely<Database>;

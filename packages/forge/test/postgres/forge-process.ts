@@ -11,6 +11,8 @@ export interface ForgeProcess {
   /** Lines the process printed on stdout (the one-time administrator password among them). */
   printed: string[];
   stop(): Promise<void>;
+  /** SIGKILL: the process dies wherever it is, as in a crash. */
+  kill(): Promise<void>;
 }
 
 /** Starts `forge serve` on a free port and resolves once it logged that it listens. */
@@ -34,7 +36,7 @@ export function spawnForge(options: { dataDir: string; databaseUrl: string }): P
       for (const line of lines) {
         printed.push(line);
         const url = listeningUrl(line);
-        if (url) resolve({ url, printed, stop: () => stop(child) });
+        if (url) resolve({ url, printed, stop: () => stop(child), kill: () => stop(child, 'SIGKILL') });
       }
     });
     child.once('exit', (code) => reject(new Error(`forge exited with ${code} before listening: ${stderr}`)));
@@ -51,11 +53,11 @@ function listeningUrl(line: string): string | undefined {
   }
 }
 
-function stop(child: ChildProcess): Promise<void> {
+function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
     child.once('exit', () => resolve());
-    child.kill('SIGTERM');
+    child.kill(signal);
   });
 }
 

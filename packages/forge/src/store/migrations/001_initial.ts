@@ -5,7 +5,7 @@ import {
   type Migration,
   sql,
 } from 'kysely';
-import type { DialectName } from '../database.js';
+import type { DialectName } from '../dialect.js';
 
 /** Adds the int64 auto-increment primary key `id` in each dialect's own spelling. */
 function withId<T extends string>(table: CreateTableBuilder<T, never>, dialect: DialectName) {

@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import type { DialectName } from '../database.js';
+import type { DialectName } from '../dialect.js';
 
 /**
  * PostgreSQL only (SQLite got its FTS5 trigram index in 001): trigram GIN indexes so the user search's

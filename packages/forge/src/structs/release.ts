@@ -1,5 +1,23 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { PageQuery, QueryBool } from './query.js';
 import { UserSchema } from './user.js';
+
+/** Gitea's `Attachment` (modules/structs/attachment.go) in its emitted field order. */
+export const AttachmentSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  size: Type.Integer(),
+  download_count: Type.Integer(),
+  created_at: Type.String({ format: 'date-time' }),
+  uuid: Type.String(),
+  browser_download_url: Type.String(),
+});
+export type Attachment = Static<typeof AttachmentSchema>;
+
+/** `EditAttachmentOptions`: a non-empty name renames the attachment. */
+export const EditAttachmentOptionsSchema = Type.Object({
+  name: Type.Optional(Type.String()),
+});
 
 /** Gitea's `Release` (modules/structs/release.go) in its emitted field order. */
 export const ReleaseSchema = Type.Object({
@@ -18,15 +36,16 @@ export const ReleaseSchema = Type.Object({
   created_at: Type.String(),
   published_at: Type.String(),
   author: UserSchema,
-  assets: Type.Array(Type.Object({})),
+  assets: Type.Array(AttachmentSchema),
 });
 export type Release = Static<typeof ReleaseSchema>;
 
 /** `CreateReleaseOption`: tag_name is required (binding `Required`, so not empty either). */
 export const CreateReleaseOptionSchema = Type.Object({
-  tag_name: Type.String({ minLength: 1 }),
-  tag_message: Type.Optional(Type.String()),
-  target_commitish: Type.Optional(Type.String()),
+  // Gitea stores tag names and targets in VARCHAR(255) columns; longer ones are refused before git sees them.
+  tag_name: Type.String({ minLength: 1, maxLength: 255 }),
+  tag_message: Type.Optional(Type.String({ maxLength: 65535 })),
+  target_commitish: Type.Optional(Type.String({ maxLength: 255 })),
   name: Type.Optional(Type.String()),
   body: Type.Optional(Type.String()),
   draft: Type.Optional(Type.Boolean()),
@@ -35,8 +54,8 @@ export const CreateReleaseOptionSchema = Type.Object({
 
 /** `EditReleaseOption`: strings apply when non-empty, booleans when present. */
 export const EditReleaseOptionSchema = Type.Object({
-  tag_name: Type.Optional(Type.String()),
-  target_commitish: Type.Optional(Type.String()),
+  tag_name: Type.Optional(Type.String({ maxLength: 255 })),
+  target_commitish: Type.Optional(Type.String({ maxLength: 255 })),
   name: Type.Optional(Type.String()),
   body: Type.Optional(Type.String()),
   draft: Type.Optional(Type.Boolean()),
@@ -56,9 +75,9 @@ export type Tag = Static<typeof TagSchema>;
 
 /** `CreateTagOption`. */
 export const CreateTagOptionSchema = Type.Object({
-  tag_name: Type.String({ minLength: 1 }),
-  message: Type.Optional(Type.String()),
-  target: Type.Optional(Type.String()),
+  tag_name: Type.String({ minLength: 1, maxLength: 255 }),
+  message: Type.Optional(Type.String({ maxLength: 65535 })),
+  target: Type.Optional(Type.String({ maxLength: 255 })),
 });
 
 /** `TagProtection`. */
@@ -78,10 +97,17 @@ const OptionalNames = Type.Optional(Type.Union([Type.Null(), Type.Array(Type.Str
 
 /** `CreateTagProtectionOption`. */
 export const CreateTagProtectionOptionSchema = Type.Object({
-  name_pattern: Type.Optional(Type.String()),
+  name_pattern: Type.Optional(Type.String({ maxLength: 255 })),
   whitelist_usernames: OptionalNames,
   whitelist_teams: OptionalNames,
 });
 
 /** `EditTagProtectionOption`: null lists leave the allowlist as it is. */
 export const EditTagProtectionOptionSchema = CreateTagProtectionOptionSchema;
+
+/** Query of `GET /repos/{owner}/{repo}/releases`. */
+export const ReleaseListQuerySchema = Type.Object({
+  draft: QueryBool('filter (exclude / include) drafts, if you dont have repo write access none will show'),
+  'pre-release': QueryBool('filter (exclude / include) pre-releases'),
+  ...PageQuery,
+});

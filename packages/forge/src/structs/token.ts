@@ -11,6 +11,7 @@ export const AccessTokenSchema = Type.Object({
 
 /** `CreateAccessTokenOption`. */
 export const CreateAccessTokenOptionSchema = Type.Object({
-  name: Type.String({ minLength: 1 }),
+  // Gitea's column is a VARCHAR(255); longer names would not fit the (uid, name) index either.
+  name: Type.String({ minLength: 1, maxLength: 255 }),
   scopes: Type.Optional(Type.Array(Type.String())),
 });

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { PageQuery, QueryInt64, QueryString } from './query.js';
 
 /** Gitea's `User` (modules/structs/user.go), in its emitted field order, plus the duplicate `username`. */
 export const UserSchema = Type.Object({
@@ -82,4 +83,11 @@ export const EditUserOptionSchema = Type.Object({
   restricted: Type.Optional(Type.Boolean()),
   visibility: Type.Optional(VisibilityOption),
   keep_email_private: Type.Optional(Type.Boolean()),
+});
+
+/** Query of `GET /users/search`. */
+export const UserSearchQuerySchema = Type.Object({
+  q: QueryString('keyword'),
+  uid: QueryInt64('ID of the user to search for'),
+  ...PageQuery,
 });

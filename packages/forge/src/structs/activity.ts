@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { PageQuery, QueryBool, QueryDate } from './query.js';
 import { UserSchema } from './user.js';
 
 /** Gitea's `Activity`; `repo` is the full Repository object (or null when the row has no repository). */
@@ -18,3 +19,10 @@ export const ActivitySchema = Type.Object({
   created: Type.String(),
 });
 export type Activity = Static<typeof ActivitySchema>;
+
+/** Query of `GET /users/{username}/activities/feeds`. */
+export const ActivityFeedQuerySchema = Type.Object({
+  'only-performed-by': QueryBool('if true, only show actions performed by the requested user'),
+  date: QueryDate('the date of the activities to be found'),
+  ...PageQuery,
+});

@@ -117,3 +117,9 @@ export const BranchSchema = Type.Object({
   effective_branch_protection_name: Type.String(),
 });
 export type Branch = Static<typeof BranchSchema>;
+
+/** `SearchResults` of `GET /repos/search`: `{ok, data}`. */
+export const SearchResultsSchema = Type.Object({ ok: Type.Boolean(), data: Type.Array(RepositorySchema) });
+
+/** `SearchError`: the search's own failure body. */
+export const SearchErrorSchema = Type.Object({ ok: Type.Boolean(), error: Type.String() });

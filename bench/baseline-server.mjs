@@ -1,10 +1,11 @@
 // Bare node:http server answering every request with the bytes it was given: the benchmark baseline.
-// argv: port, status, content-type, base64 body. The request body is read whole before answering,
+// argv: port, status, content-type, file holding the body (an argv has a size limit; a heatmap does not). The request body is read whole before answering,
 // so uploads cost the baseline what they cost the service.
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
-const [port, status, contentType, bodyBase64] = process.argv.slice(2);
-const body = Buffer.from(bodyBase64, 'base64');
+const [port, status, contentType, bodyFile] = process.argv.slice(2);
+const body = readFileSync(bodyFile);
 createServer((req, res) => {
   req.resume();
   req.on('end', () => {

@@ -1,10 +1,11 @@
 /**
  * `npm run bench [-- --filter TEXT]`: runs every scenario of both services with autocannon, and the same
  * request against a bare node:http server answering the same bytes, then prints req/s, p50/p99 latency
- * and the service/baseline ratios, and writes the numbers to bench/results/<timestamp>.json.
+ * and the service/baseline ratios (and, for data routes, the ratio to the same SQL run directly), and writes the numbers to bench/results/<timestamp>.json.
  */
 import { fork } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -29,6 +30,9 @@ interface Row {
   baseline: Measurement;
   rpsRatio: number;
   p99Ratio: number;
+  /** The direct-SQL baseline (data routes only) and the service's req/s ratio to it. */
+  direct?: Measurement;
+  directRatio?: number;
   notes: Record<string, string | number>;
 }
 
@@ -87,13 +91,22 @@ async function captureResponse(baseUrl: string, request: BenchRequest) {
 }
 
 async function startBaseline(status: number, contentType: string, body: Buffer) {
+  const file = join(mkdtempSync(join(tmpdir(), 'bench-baseline-')), 'body');
+  writeFileSync(file, body);
+  const server = await startServer(join(here, 'baseline-server.mjs'), [String(status), contentType, file]);
+  return {
+    ...server,
+    stop: async () => {
+      await server.stop();
+      rmSync(dirname(file), { recursive: true, force: true });
+    },
+  };
+}
+
+/** Forks a baseline server script with a free port as its first argument and waits for its 'ready'. */
+async function startServer(script: string, args: string[]) {
   const port = await freePort();
-  const child = fork(join(here, 'baseline-server.mjs'), [
-    String(port),
-    String(status),
-    contentType,
-    body.toString('base64'),
-  ]);
+  const child = fork(script, [String(port), ...args]);
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
     child.once('exit', (code) => reject(new Error(`baseline exited with ${code}`)));
@@ -110,6 +123,8 @@ function formatTable(rows: Row[]): string {
     'req/s',
     'base req/s',
     'ratio',
+    'direct req/s',
+    'vs direct',
     'p50 ms',
     'p99 ms',
     'base p99',
@@ -122,6 +137,8 @@ function formatTable(rows: Row[]): string {
     row.service.requestsPerSecond.toFixed(0),
     row.baseline.requestsPerSecond.toFixed(0),
     row.rpsRatio.toFixed(2),
+    row.direct ? row.direct.requestsPerSecond.toFixed(0) : '-',
+    row.directRatio === undefined ? '-' : row.directRatio.toFixed(2),
     row.service.p50Ms.toFixed(1),
     row.service.p99Ms.toFixed(1),
     row.baseline.p99Ms.toFixed(1),
@@ -158,6 +175,15 @@ async function main() {
       const baseline = await startBaseline(answer.status, answer.contentType, answer.body);
       try {
         const baselineResult = await measure(baseline.baseUrl, prepared.request, connections, seconds);
+        let direct: Measurement | undefined;
+        if (prepared.direct) {
+          const server = await startServer(prepared.direct.script, prepared.direct.args);
+          try {
+            direct = await measure(server.baseUrl, prepared.request, connections, seconds);
+          } finally {
+            await server.stop();
+          }
+        }
         const serviceResult = await measure(prepared.baseUrl, prepared.request, connections, seconds);
         const sentBytes = requestBodyBytes(prepared.request);
         const sent = (m: Measurement) => ((m.requestsPerSecond * sentBytes) / 1e6).toFixed(1);
@@ -167,6 +193,9 @@ async function main() {
           baseline: baselineResult,
           rpsRatio: serviceResult.requestsPerSecond / baselineResult.requestsPerSecond,
           p99Ratio: serviceResult.p99Ms / Math.max(baselineResult.p99Ms, 0.001),
+          ...(direct
+            ? { direct, directRatio: serviceResult.requestsPerSecond / direct.requestsPerSecond }
+            : {}),
           // Uploads: request bytes per second, the service's and the baseline's.
           notes: {
             ...prepared.notes,
@@ -183,13 +212,21 @@ async function main() {
     }
   }
   const table = formatTable(rows);
-  process.stdout.write(`\n${table}\n`);
+  process.stdout.write(
+    `\n${table}\n\nload average (1/5/15 min): ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
   const resultsDir = join(here, 'results');
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(
     file,
-    JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2),
+    JSON.stringify(
+      { node: process.version, date: new Date().toISOString(), loadAverage: loadavg(), rows },
+      null,
+      2,
+    ),
   );
   process.stdout.write(`\nwritten ${file}\n`);
 }

@@ -20,6 +20,11 @@ export interface PreparedScenario {
   request: BenchRequest;
   /** Extra facts to print beside the numbers (data set size, file size…). */
   notes?: Record<string, string | number>;
+  /**
+   * The second baseline of a data route: a script (forked with its port first, then `args`) serving the
+   * same answer from the same SQL run directly on the store, prepared once.
+   */
+  direct?: { script: string; args: string[] };
   teardown(): Promise<void>;
 }
 

@@ -8,7 +8,7 @@ import type { CommonMachineConfig, MachineDefinition } from '../config.js';
 import { NotFound } from '../errors.js';
 import { buildVolumeFromProfile } from '../slicer/profile.js';
 import type { MachineBackend } from './backend.js';
-import type { Machine, MachineStatus, Volume } from './machine.js';
+import type { Machine, MachineIdentity, MachineStatus, Volume } from './machine.js';
 
 export interface RegisteredMachine {
   id: string;
@@ -72,8 +72,11 @@ export class MachineRegistry {
   }
 
   /** The reported build volume: config override, else the machine's own knowledge, else the profile's bed. */
-  maxPartVolume(entry: RegisteredMachine): Volume | null {
-    return entry.common.maxPartVolume ?? entry.machine.identity().maxPartVolume ?? entry.profileVolume;
+  maxPartVolume(
+    entry: RegisteredMachine,
+    identity: MachineIdentity = entry.machine.identity(),
+  ): Volume | null {
+    return entry.common.maxPartVolume ?? identity.maxPartVolume ?? entry.profileVolume;
   }
 
   /**

@@ -3,7 +3,7 @@
 import type { Filament } from '../config.js';
 import type { Job } from '../jobs/job.js';
 import type { CurrentJob } from '../jobs/runner.js';
-import type { MachineStatus, ReportedHardware } from '../machines/machine.js';
+import type { MachineIdentity, MachineStatus, ReportedHardware } from '../machines/machine.js';
 import type { ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { JobResponse, MachineInfoResponse } from './schemas.js';
@@ -18,8 +18,8 @@ export function machineInfo(
   status: MachineStatus,
   observed: ObservedMachine | undefined,
   currentJob: CurrentJob | null = null,
+  identity: MachineIdentity = entry.machine.identity(),
 ): MachineInfoResponse {
-  const identity = entry.machine.identity();
   return {
     id: entry.id,
     make_model: {
@@ -28,7 +28,7 @@ export function machineInfo(
       serial: identity.makeModel.serial,
     },
     machine_type: identity.machineType,
-    max_part_volume: registry.maxPartVolume(entry),
+    max_part_volume: registry.maxPartVolume(entry, identity),
     extra: status.extra,
     state: status.state,
     progress: status.progress,

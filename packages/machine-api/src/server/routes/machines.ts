@@ -4,13 +4,14 @@
  */
 
 import { Type } from 'typebox';
-import type { ObservedMachine } from '../../machines/observer.js';
 import { machineInfo } from '../convert.js';
+import { MachineListBody } from '../machine-list.js';
 import { MachineIdParams, MachineInfoResponse, ref } from '../schemas.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
 export function machineRoutes(app: TypedApp, context: ServerContext): void {
   const { machines, observer, jobs } = context;
+  const list = new MachineListBody(machines, observer, jobs);
 
   app.get(
     '/machines',
@@ -25,21 +26,10 @@ export function machineRoutes(app: TypedApp, context: ServerContext): void {
         },
       },
     },
-    async () => {
-      // From the observer's snapshot (what the backends push, plus its fallback poll), not a read of every
-      // backend per request; only a machine without a fresh snapshot is read now (see `fresh`).
-      const now = Date.now();
-      let pending = false;
-      const snapshots = machines.machines.map((entry) => {
-        const snapshot = observer.fresh(entry.id, now);
-        if (snapshot instanceof Promise) pending = true;
-        return snapshot;
-      });
-      const observed = pending ? await Promise.all(snapshots) : (snapshots as ObservedMachine[]);
-      return machines.machines.map((entry, index) =>
-        machineInfo(machines, entry, observed[index]!.status, observed[index], jobs.currentJob(entry.id)),
-      );
-    },
+    // Served from the observer's snapshots as JSON bytes kept between requests (see machine-list.ts); the
+    // typed reply knows only the unserialised shape.
+    async (_request, reply) =>
+      reply.type('application/json; charset=utf-8').send((await list.body()) as never),
   );
 
   app.get(

@@ -1,0 +1,96 @@
+/**
+ * The body of `GET /machines` as bytes, kept between requests. Each machine's entry is serialised once and
+ * re-serialised only when something it is made of changed: its observed snapshot (the observer replaces
+ * the snapshot object on every recorded status and every change of `busy`/`ready`/bed, and backends hand
+ * out a fresh status object per read), the job holding it (the runner's slicing → uploading → printing does
+ * not pass through the observer), or its identity (a Bambu printer learns its model from discovery, a USB
+ * printer from its firmware). Those inputs are compared on every request, so a change shows in the very
+ * next answer; the list's bytes are re-joined only when an entry changed.
+ *
+ * The answer is the same for every caller: access checks run in the `onRequest` hook before the handler,
+ * and nothing here depends on who asks.
+ */
+
+import type { CurrentJob, JobRunner } from '../jobs/runner.js';
+import type { MachineIdentity } from '../machines/machine.js';
+import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
+import type { MachineRegistry } from '../machines/registry.js';
+import { machineInfo } from './convert.js';
+
+interface CachedEntry {
+  observed: ObservedMachine;
+  job: CurrentJob | null;
+  identity: MachineIdentity;
+  json: string;
+}
+
+export class MachineListBody {
+  private readonly entries: (CachedEntry | undefined)[] = [];
+  private bytes: Buffer | null = null;
+
+  constructor(
+    private readonly machines: MachineRegistry,
+    private readonly observer: MachineObserver,
+    private readonly jobs: JobRunner,
+  ) {}
+
+  /**
+   * `MachineInfoResponse[]` as JSON, from the observer's snapshots; only a machine without a fresh
+   * snapshot is read now, bounded by its own status timeout (see `MachineObserver.fresh`).
+   */
+  async body(): Promise<Buffer> {
+    const registered = this.machines.machines;
+    const now = Date.now();
+    let pending = false;
+    const snapshots = registered.map((entry) => {
+      const snapshot = this.observer.fresh(entry.id, now);
+      if (snapshot instanceof Promise) pending = true;
+      return snapshot;
+    });
+    const observed = pending ? await Promise.all(snapshots) : (snapshots as ObservedMachine[]);
+    let changed = this.bytes === null;
+    for (const [index, entry] of registered.entries()) {
+      const snapshot = observed[index] as ObservedMachine;
+      const job = this.jobs.currentJob(entry.id);
+      const identity = entry.machine.identity();
+      const cached = this.entries[index];
+      if (
+        cached &&
+        cached.observed === snapshot &&
+        sameJob(cached.job, job) &&
+        sameIdentity(cached.identity, identity)
+      ) {
+        continue;
+      }
+      const info = machineInfo(this.machines, entry, snapshot.status, snapshot, job, identity);
+      this.entries[index] = { observed: snapshot, job, identity, json: JSON.stringify(info) };
+      changed = true;
+    }
+    if (changed || !this.bytes) {
+      this.bytes = Buffer.from(`[${this.entries.map((entry) => entry?.json).join(',')}]`);
+    }
+    return this.bytes;
+  }
+}
+
+function sameJob(a: CurrentJob | null, b: CurrentJob | null): boolean {
+  return a === b || (a !== null && b !== null && a.id === b.id && a.status === b.status);
+}
+
+function sameIdentity(a: MachineIdentity, b: MachineIdentity): boolean {
+  if (a === b) return true;
+  const volumeA = a.maxPartVolume;
+  const volumeB = b.maxPartVolume;
+  return (
+    a.machineType === b.machineType &&
+    a.makeModel.manufacturer === b.makeModel.manufacturer &&
+    a.makeModel.model === b.makeModel.model &&
+    a.makeModel.serial === b.makeModel.serial &&
+    (volumeA === volumeB ||
+      (volumeA !== null &&
+        volumeB !== null &&
+        volumeA.width === volumeB.width &&
+        volumeA.depth === volumeB.depth &&
+        volumeA.height === volumeB.height))
+  );
+}

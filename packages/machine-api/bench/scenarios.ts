@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Scenario } from '../../../bench/scenario.js';
 import { startService } from '../../../bench/service-process.js';
+import { busyScenario } from './busy.js';
 import { farmScenario } from './farm.js';
 import { hostileScenarios } from './hostile.js';
 import { queueScenario } from './queue.js';
@@ -146,6 +147,7 @@ export const scenarios: Scenario[] = [
     },
   },
   farmScenario(startMachineApi),
+  busyScenario(startMachineApi),
   slicingScenario(startMachineApi),
   queueScenario(startMachineApi),
   ...hostileScenarios,

@@ -224,6 +224,31 @@ ${moonraker('ghost', ghost, 'abs')}
     await screenshot(page, OUT, 'machine');
   });
 
+  it('replays on a machine page opened later what the service kept: earlier states and readings', async () => {
+    const later = await browser.newPage();
+    try {
+      await later.goto(`${api.baseUrl}/ui/machines/alpha`);
+      // Printing ended before this page existed: only the service's history can tell it.
+      await expect
+        .poll(() => later.locator('.timeline li').allTextContents())
+        .toEqual(expect.arrayContaining([expect.stringContaining('Printing')]));
+      const kept = await getJson<{ type: string }[]>(
+        api.baseUrl,
+        '/events/history?machine_id=alpha&types=machine.temperatures',
+      );
+      expect(kept.length).toBeGreaterThan(1);
+      const chart = later.getByRole('img', {
+        name: 'Nozzle and bed temperatures of alpha over the last hour',
+      });
+      await expect
+        .poll(async () => Number(await chart.getAttribute('data-samples')))
+        .toBeGreaterThanOrEqual(kept.length);
+      await screenshot(later, OUT, 'machine-replayed');
+    } finally {
+      await later.close();
+    }
+  });
+
   it('resumes the event stream with Last-Event-ID after the connection drops', async () => {
     await navigate('Farm');
     const resumed = new Promise<string | undefined>((resolve) => {

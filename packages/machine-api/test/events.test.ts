@@ -131,6 +131,39 @@ describe('GET /events', () => {
     expect(badId.status).toBe(400);
   });
 
+  it('GET /events/history answers the newest retained events, filtered, oldest first', async () => {
+    const history = async (query: string) => {
+      const res = await fetch(`${api.baseUrl}/events/history${query}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      return (await res.json()) as { id: number; type: string; machine_id: string | null }[];
+    };
+    await printOn('one', 'for the record');
+    expect((await post('/machines/one/clear')).status).toBe(200);
+    const all = await history('?limit=10000');
+    expect(all.length).toBeGreaterThan(5);
+    const ids = all.map((event) => event.id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    // Everything the stream would have told a subscriber since the start is there, nothing else.
+    expect(all.some((event) => event.type === 'job.updated')).toBe(true);
+    expect(all.some((event) => event.type === 'reset')).toBe(false);
+
+    const oneStates = await history('?machine_id=one&types=machine.state,job.updated');
+    const expected = all.filter(
+      (event) => event.machine_id === 'one' && ['machine.state', 'job.updated'].includes(event.type),
+    );
+    expect(oneStates.map((event) => event.id)).toEqual(expected.map((event) => event.id));
+
+    const newest = await history('?limit=3');
+    expect(newest.map((event) => event.id)).toEqual(ids.slice(-3));
+
+    for (const query of ['?types=gossip', '?limit=0', '?limit=10001', '?limit=two']) {
+      const bad = await fetch(`${api.baseUrl}/events/history${query}`);
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatchObject({ error_code: 'BadRequest' });
+    }
+  });
+
   it('resumes after a dropped connection with Last-Event-ID and loses no event', async () => {
     const reference = await SseClient.open(url());
     const first = await SseClient.open(url());

@@ -162,6 +162,7 @@ describe('GET / serves the OpenAPI 3.0.3 document', () => {
         'change_job',
         'clear_machine',
         'get_events',
+        'get_event_history',
         'get_queue',
         'queue_file',
         'requeue_job',

@@ -64,6 +64,8 @@ export interface EventBus {
     after: number | null,
     deliver: (event: FarmEvent) => void,
   ): EventSubscription;
+  /** The newest `limit` retained events matching `filter`, oldest first (no `reset`). */
+  recent(filter: EventFilter, limit: number): FarmEvent[];
 }
 
 /** Whether `event` passes `filter`. */

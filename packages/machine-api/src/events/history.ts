@@ -93,6 +93,16 @@ export class EventHistory implements EventBus {
     return { close: () => this.subscribers.delete(subscriber) };
   }
 
+  recent(filter: EventFilter, limit: number): FarmEvent[] {
+    const found: FarmEvent[] = [];
+    // Newest first, so a small `limit` stops early even when the history holds 200 000 events.
+    for (let i = this.events.length - 1; i >= this.head && found.length < limit; i--) {
+      const event = this.events[i] as FarmEvent;
+      if (matches(filter, event)) found.push(event);
+    }
+    return found.reverse();
+  }
+
   /** The retained events after `id`, or null when `id` is not a cursor this history can resume from. */
   private after(id: number): FarmEvent[] | null {
     if (id === this.last) return [];

@@ -643,6 +643,17 @@ export const EventsQuery = Type.Object({
     }),
   ),
 });
+export const EventHistoryQuery = Type.Object({
+  ...EventsQuery.properties,
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 10_000,
+      default: 1000,
+      description: 'The newest events, at most this many (returned oldest first).',
+    }),
+  ),
+});
 export const JobListQuery = Type.Object({
   machine_id: Type.Optional(Type.String({ description: 'Only jobs sent to this machine.' })),
   status: Type.Optional(ref(JobStatus)),

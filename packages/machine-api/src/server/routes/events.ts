@@ -1,10 +1,11 @@
 /** `GET /events`: the live event stream (Server-Sent Events), resumable with `Last-Event-ID`. */
 
+import { Type } from 'typebox';
 import { BadRequest } from '../../errors.js';
 import { EVENT_TYPES, type EventFilter, type EventType } from '../../events/events.js';
 import { EventStream } from '../../events/sse.js';
-import { Event, EventsHeaders, EventsQuery, ref } from '../schemas.js';
-import { errorResponses, type ServerContext, type TypedApp } from '../types.js';
+import { Event, EventHistoryQuery, EventsHeaders, EventsQuery, ref } from '../schemas.js';
+import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
 export interface EventStreamSettings {
   heartbeatMs: number;
@@ -68,6 +69,24 @@ export function eventRoutes(
       const stream = new EventStream(reply.raw, context.events, { filter, after, ...settings });
       streams.add(stream);
       reply.raw.on('close', () => streams.delete(stream));
+    },
+  );
+
+  app.get(
+    '/events/history',
+    {
+      schema: {
+        operationId: 'get_event_history',
+        summary:
+          "The retained events (at least the last hour or 10 000 events) as one JSON array, oldest first: what a page opened now missed, e.g. a machine's temperatures over the last hour.",
+        tags: ['events'],
+        querystring: EventHistoryQuery,
+        response: { 200: ok(Type.Array(ref(Event), { title: 'Array_of_Event' })), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const filter = parseFilter(request.query.machine_id, request.query.types);
+      return context.events.recent(filter, request.query.limit ?? 1000);
     },
   );
 }

@@ -78,5 +78,5 @@ export function TemperatureChart({
     plot.current?.setData(seriesData(samples));
   }, [samples]);
 
-  return <div ref={box} class="chart" role="img" aria-label={label} />;
+  return <div ref={box} class="chart" role="img" aria-label={label} data-samples={samples.length} />;
 }

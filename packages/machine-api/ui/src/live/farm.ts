@@ -6,7 +6,7 @@
 
 import { computed, signal } from '@preact/signals';
 import { api, type Job, type JobStatus, type Machine, must, type Schemas } from '../api/client';
-import { recordState, recordTemperature } from './history';
+import { recordState, recordTemperature, type TemperatureSample } from './history';
 
 type Readings = Readonly<Record<string, Schemas['TemperatureReading']>>;
 
@@ -50,13 +50,18 @@ export async function loadFarm(): Promise<void> {
 
 /** Adds one sample of the nozzle (`extruder`) and bed readings to the machine's chart history. */
 export function recordReadings(machineId: string, at: number, readings: Readings): void {
-  recordTemperature(machineId, {
+  recordTemperature(machineId, readingsSample(at, readings));
+}
+
+/** The chart's sample of one set of readings: the nozzle (`extruder`) and the bed. */
+export function readingsSample(at: number, readings: Readings): TemperatureSample {
+  return {
     at,
     nozzle: readings.extruder?.current ?? null,
     nozzleTarget: readings.extruder?.target ?? null,
     bed: readings.bed?.current ?? null,
     bedTarget: readings.bed?.target ?? null,
-  });
+  };
 }
 
 function failure(machine: Machine): string | null {

@@ -36,6 +36,37 @@ export function recordTemperature(machineId: string, sample: TemperatureSample):
   temperatureLog.value = next;
 }
 
+/**
+ * Merges samples the service kept from before the page opened (`GET /events/history`) with those seen
+ * live since, in time order, one per instant, within the last hour.
+ */
+export function mergeTemperatures(machineId: string, earlier: readonly TemperatureSample[]): void {
+  const byTime = new Map<number, TemperatureSample>();
+  for (const sample of [...earlier, ...(temperatureLog.value.get(machineId) ?? [])])
+    byTime.set(sample.at, sample);
+  const merged = [...byTime.values()].sort((a, b) => a.at - b.at);
+  const since = (merged[merged.length - 1]?.at ?? 0) - HOUR_MS;
+  const next = new Map(temperatureLog.value);
+  next.set(
+    machineId,
+    merged.filter((sample) => sample.at >= since),
+  );
+  temperatureLog.value = next;
+}
+
+/** Like `mergeTemperatures`, for state changes: repeats of the previous state are dropped. */
+export function mergeStates(machineId: string, earlier: readonly StateChange[]): void {
+  const all = [...earlier, ...(stateLog.value.get(machineId) ?? [])].sort((a, b) => a.at - b.at);
+  const kept: StateChange[] = [];
+  for (const change of all) {
+    const last = kept[kept.length - 1];
+    if (!last || last.state !== change.state || last.message !== change.message) kept.push(change);
+  }
+  const next = new Map(stateLog.value);
+  next.set(machineId, kept.slice(-MAX_STATE_CHANGES));
+  stateLog.value = next;
+}
+
 /** Records `change` unless it repeats the machine's last known state. */
 export function recordState(machineId: string, change: StateChange): void {
   const changes = stateLog.value.get(machineId) ?? [];

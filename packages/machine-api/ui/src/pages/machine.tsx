@@ -1,17 +1,23 @@
 /** `/ui/machines/:id`: the machine's card, its temperatures over the last hour, and its state changes. */
 
+import { useEffect } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { MachineCard } from '../components/machine-card';
 import { TemperatureChart } from '../components/temperature-chart';
 import { clock, nozzleDiameter, STATE_LABELS } from '../format';
 import { currentJobs, loadState, machines } from '../live/farm';
 import { stateLog, temperatureLog } from '../live/history';
+import { replayMachineHistory } from '../live/replay';
 import { useTitle } from '../title';
 
 export default function MachinePage() {
   const { params } = useRoute();
   const id = params.id ?? '';
   useTitle(`Machine ${id}`);
+  useEffect(() => {
+    // Without the replay the chart would start empty; live events still arrive if it fails.
+    replayMachineHistory(id).catch(() => undefined);
+  }, [id]);
   const machine = machines.value.find((entry) => entry.id === id);
   if (!machine) {
     return (

@@ -224,6 +224,19 @@ describe('dashboard', () => {
     await expect.poll(() => page.getByText('No jobs match.').count()).toBe(1);
     await page.getByLabel('Status').selectOption('completed');
     await expect.poll(() => rows.count()).toBe(1);
+    // The date range goes to the API as created_after / created_before (local midnights).
+    const asked: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/jobs') asked.push(url.search);
+    });
+    await page.getByLabel('From', { exact: true }).fill('2001-01-01');
+    await page.getByLabel('To', { exact: true }).fill('2001-01-02');
+    await expect.poll(() => page.getByText('No jobs match.').count()).toBe(1);
+    expect(asked.at(-1)).toMatch(/created_after=(2001-01-01|2000-12-31)T[^&]+&created_before=2001-01-0[23]T/);
+    await page.getByLabel('To', { exact: true }).fill('');
+    await page.getByLabel('From', { exact: true }).fill('');
+    await expect.poll(() => rows.count()).toBe(1);
     await screenshot(page, OUT, 'history');
   });
 

@@ -415,7 +415,40 @@ describe('jobs', () => {
     expect((await client.request<JobBody[]>('GET', '/jobs?status=failed')).body).toEqual([]);
   });
 
+  it('GET /jobs filters by creation time: created_after inclusive, created_before exclusive, any offset', async () => {
+    const all = (await client.request<(JobBody & { created_at: string })[]>('GET', '/jobs')).body;
+    const [third, second, first] = all;
+    const list = async (query: string) =>
+      (await client.request<JobBody[]>('GET', `/jobs?${query}`)).body.map((j) => j.id);
+    const q = encodeURIComponent;
+    expect(await list(`created_after=${q(second!.created_at)}`)).toEqual(
+      all.filter((j) => j.created_at >= second!.created_at).map((j) => j.id),
+    );
+    expect(await list(`created_before=${q(second!.created_at)}`)).toEqual(
+      all.filter((j) => j.created_at < second!.created_at).map((j) => j.id),
+    );
+    expect(await list(`created_before=${q(first!.created_at)}`)).toEqual([]);
+    // The same instant written with another offset selects the same jobs.
+    const at = new Date(third!.created_at);
+    const shifted = new Date(at.getTime() + 2 * 3600_000).toISOString().replace('Z', '+02:00');
+    expect(await list(`created_after=${q(shifted)}&machine_id=a`)).toEqual([ids[2]]);
+  });
+
   it('GET /jobs rejects a bad filter with 400', async () => {
+    for (const query of [
+      'created_after=yesterday',
+      'created_before=2026-11-24',
+      'created_after=2026-11-24T25:00:00Z',
+    ]) {
+      const res = await client.request('GET', `/jobs?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.body).toMatchObject({
+        error_code: 'BadRequest',
+        message: expect.stringMatching(
+          /^querystring\/created_(after|before) must match format "date-time"$|^created_(after|before): expected an RFC 3339 date-time/,
+        ),
+      });
+    }
     for (const query of ['limit=0', 'limit=1001', 'status=dancing']) {
       const res = await client.request('GET', `/jobs?${query}`);
       expect(res.status, query).toBe(400);

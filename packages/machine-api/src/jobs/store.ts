@@ -34,6 +34,10 @@ export interface AwaitingBed {
 export interface JobFilter {
   machineId?: string;
   status?: JobStatus;
+  /** ISO 8601 UTC (`toISOString`), so it compares as text with `created_at`: at or after. */
+  createdAfter?: string;
+  /** Same form: strictly before. */
+  createdBefore?: string;
   limit: number;
 }
 
@@ -129,6 +133,8 @@ export class JobStore {
     let query = this.db.selectFrom('jobs').selectAll();
     if (filter.machineId !== undefined) query = query.where('machine_id', '=', filter.machineId);
     if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+    if (filter.createdAfter !== undefined) query = query.where('created_at', '>=', filter.createdAfter);
+    if (filter.createdBefore !== undefined) query = query.where('created_at', '<', filter.createdBefore);
     const rows = await query.orderBy('seq', 'desc').limit(filter.limit).execute();
     return rows.map(toJob);
   }

@@ -657,6 +657,20 @@ export const EventHistoryQuery = Type.Object({
 export const JobListQuery = Type.Object({
   machine_id: Type.Optional(Type.String({ description: 'Only jobs sent to this machine.' })),
   status: Type.Optional(ref(JobStatus)),
+  created_after: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      maxLength: 40,
+      description: 'Only jobs accepted at or after this time (RFC 3339, e.g. `2026-11-24T00:00:00+01:00`).',
+    }),
+  ),
+  created_before: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      maxLength: 40,
+      description: 'Only jobs accepted before this time (RFC 3339).',
+    }),
+  ),
   limit: Type.Optional(
     Type.Integer({
       minimum: 1,

@@ -1,6 +1,7 @@
 /** `GET /jobs`, `GET|PATCH /jobs/{id}`, `POST /jobs/{id}/cancel`, `POST /jobs/{id}/requeue`. */
 
 import { Type } from 'typebox';
+import { BadRequest } from '../../errors.js';
 import type { Job as JobRecord } from '../../jobs/job.js';
 import { jobResponse } from '../convert.js';
 import { Job, JobChange, JobIdParams, JobListQuery, ref, validationSchema } from '../schemas.js';
@@ -24,8 +25,14 @@ export function jobRoutes(app: TypedApp, context: ServerContext): void {
       },
     },
     async (request) => {
-      const { machine_id, status, limit } = request.query;
-      const list = await jobs.list({ machineId: machine_id, status, limit: limit ?? 100 });
+      const { machine_id, status, limit, created_after, created_before } = request.query;
+      const list = await jobs.list({
+        machineId: machine_id,
+        status,
+        createdAfter: instant('created_after', created_after),
+        createdBefore: instant('created_before', created_before),
+        limit: limit ?? 100,
+      });
       return list.map(view);
     },
   );
@@ -98,4 +105,17 @@ export function jobRoutes(app: TypedApp, context: ServerContext): void {
     },
     async (request) => view(await queue.requeue(request.params.id, request.actor ?? undefined)),
   );
+}
+
+/** RFC 3339 date-time (with `T`, seconds and an offset) as the store's UTC ISO form; 400 naming `field` otherwise. */
+function instant(field: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+  const at = rfc3339.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(at)) {
+    throw new BadRequest(
+      `${field}: expected an RFC 3339 date-time such as 2026-11-24T08:00:00Z, got ${JSON.stringify(value)}`,
+    );
+  }
+  return new Date(at).toISOString();
 }

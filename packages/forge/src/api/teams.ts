@@ -2,14 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { requireScopes, requireUser } from '../auth/guards.js';
 import { toTeam } from '../convert/org.js';
-import {
-  addMember,
-  assertTeamOrgOwner,
-  getTeamForMember,
-  removeMember,
-  teamUnits,
-} from '../services/teams.js';
-import { getUserByName, userById } from '../services/users.js';
+import { changeTeamMembership, getTeamForMember, teamUnits } from '../services/teams.js';
+import { userById } from '../services/users.js';
 import { TeamSchema } from '../structs/org.js';
 import { PathInt64 } from '../structs/query.js';
 import { NoContentSchema } from '../structs/responses.js';
@@ -39,11 +33,8 @@ export const teamsRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
     '/teams/:id/members/:username',
     { schema: { params: MemberParams, response: { 204: NoContentSchema } } },
     async (request, reply) => {
-      const doer = requireUser(request);
-      const team = await getTeamForMember(ctx, Number(request.params.id), doer);
-      await assertTeamOrgOwner(ctx, team, doer);
-      const user = await getUserByName(ctx, request.params.username);
-      await addMember(ctx, team, user);
+      const { id, username } = request.params;
+      await changeTeamMembership(ctx, Number(id), requireUser(request), username, 'add');
       return reply.code(204).send(null);
     },
   );
@@ -52,11 +43,8 @@ export const teamsRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
     '/teams/:id/members/:username',
     { schema: { params: MemberParams, response: { 204: NoContentSchema } } },
     async (request, reply) => {
-      const doer = requireUser(request);
-      const team = await getTeamForMember(ctx, Number(request.params.id), doer);
-      await assertTeamOrgOwner(ctx, team, doer);
-      const user = await getUserByName(ctx, request.params.username);
-      await removeMember(ctx, team, user);
+      const { id, username } = request.params;
+      await changeTeamMembership(ctx, Number(id), requireUser(request), username, 'remove');
       return reply.code(204).send(null);
     },
   );

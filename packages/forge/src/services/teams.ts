@@ -15,6 +15,7 @@ import type { CreateTeamOptionSchema } from '../structs/org.js';
 import type { ServiceContext } from './context.js';
 import { isOrgOwner } from './orgs.js';
 import { parseAccessMode, UNITS, UnitType, unitTypeForKey } from './units.js';
+import { getUserByName } from './users.js';
 
 export type CreateTeamInput = Static<typeof CreateTeamOptionSchema>;
 
@@ -106,12 +107,20 @@ export async function assertTeamOrgOwner(ctx: ServiceContext, team: TeamRow, doe
   if (!(await isOrgOwner(ctx, team.org_id, doer))) throw new NotFound();
 }
 
-/** Adds `user` to the team (idempotent). */
-export async function addMember(ctx: ServiceContext, team: TeamRow, user: UserRow): Promise<void> {
-  await addTeamMember(ctx.db, team, user.id);
-}
-
-/** Removes `user` from the team. */
-export async function removeMember(ctx: ServiceContext, team: TeamRow, user: UserRow): Promise<void> {
-  await removeTeamMember(ctx.db, team, user.id);
+/**
+ * `PUT|DELETE /teams/{id}/members/{username}`: adds (idempotent) or removes `username`. The team is found as
+ * for any member; only an owner of its organization may change it (others get 404), then the user must exist.
+ */
+export async function changeTeamMembership(
+  ctx: ServiceContext,
+  teamId: number,
+  doer: UserRow,
+  username: string,
+  change: 'add' | 'remove',
+): Promise<void> {
+  const team = await getTeamForMember(ctx, teamId, doer);
+  await assertTeamOrgOwner(ctx, team, doer);
+  const user = await getUserByName(ctx, username);
+  if (change === 'add') await addTeamMember(ctx.db, team, user.id);
+  else await removeTeamMember(ctx.db, team, user.id);
 }

@@ -1,31 +1,8 @@
-/**
- * The real browser for the OAuth2 sign-in and consent pages: Debian's chromium (/usr/bin/chromium) driven
- * by playwright-core, headless, with a fresh temporary profile per launch (never a downloaded browser).
- */
-import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+/** The real browser for the OAuth2 sign-in and consent pages (see test-support/chromium.ts). */
 
-export const CHROMIUM = '/usr/bin/chromium';
+import type { Browser } from 'playwright-core';
+import { launchChromium as launch } from '../../../test-support/chromium.js';
 
-/** Starts chromium; fails with the install command when it is missing. */
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `the OAuth2 browser tests drive Debian's chromium at ${CHROMIUM}, which is not installed: ` +
-        'apt-get install -y --no-install-recommends chromium',
-    );
-  }
-  // launch() gives every browser a fresh temporary profile (user data dir) and removes it on close.
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+export function launchChromium(): Promise<Browser> {
+  return launch('the OAuth2 browser tests');
 }

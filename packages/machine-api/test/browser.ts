@@ -1,7 +1,6 @@
 /**
- * The real browser for the dashboard tests: Debian's chromium (/usr/bin/chromium) driven by
- * playwright-core, headless, with a fresh profile per launch and no network of its own (no downloads, no
- * background requests). Screenshots go to test-results/<file>/ in this package.
+ * The dashboard tests' browser helpers: chromium (test-support/chromium.ts) once the dashboard is built,
+ * screenshots under test-results/<file>/ in this package, and axe-core's accessibility checks.
  */
 
 import { existsSync } from 'node:fs';
@@ -9,41 +8,21 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium as launch } from '../../../test-support/chromium.js';
 import { DASHBOARD_DIR } from '../src/server/dashboard.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
-
-const require = createRequire(import.meta.url);
-
-/** Starts chromium; fails with the install command when it is missing, or the build when the page is. */
+/** Chromium (test-support/chromium.ts); fails naming the build when the dashboard is not built. */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `the dashboard tests drive Debian's chromium at ${CHROMIUM}, which is not installed: ` +
-        'apt-get install -y --no-install-recommends chromium',
-    );
-  }
   if (!existsSync(join(DASHBOARD_DIR, 'index.html'))) {
     throw new Error(
       `the dashboard is not built (no ${DASHBOARD_DIR}index.html): run \`npm run build\` first`,
     );
   }
-  // launch() gives every browser a fresh temporary profile (user data dir) and removes it on close.
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  return launch('the dashboard tests');
 }
+
+const require = createRequire(import.meta.url);
 
 /** The output folder of one test file: test-results/<file name without .test.ts>/. */
 export function outputFolder(testFileUrl: string): string {

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import type { BenchRequest, Scenario } from './scenario.js';
+import { type AnyScenario, type BenchRequest, isMeasured } from './scenario.js';
 import { freePort } from './service-process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -36,7 +36,7 @@ interface Row {
   notes: Record<string, string | number>;
 }
 
-async function loadScenarios(): Promise<Scenario[]> {
+async function loadScenarios(): Promise<AnyScenario[]> {
   const modules = [
     await import('../packages/machine-api/bench/scenarios.js').catch(missingScenarios('machine-api')),
     await import('../packages/forge/bench/scenarios.js').catch(missingScenarios('forge')),
@@ -48,7 +48,7 @@ function missingScenarios(pkg: string) {
   return (error: NodeJS.ErrnoException) => {
     if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
     process.stderr.write(`(no bench scenarios in ${pkg})\n`);
-    return { scenarios: [] as Scenario[] };
+    return { scenarios: [] as AnyScenario[] };
   };
 }
 
@@ -153,6 +153,17 @@ function formatTable(rows: Row[]): string {
   return [fmt(header), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');
 }
 
+/** A self-measuring scenario's figures: its name, then one `name: value` line per figure. */
+function formatFigures(scenario: string, figures: Record<string, string | number>): string {
+  const width = Math.max(0, ...Object.keys(figures).map((name) => name.length));
+  const value = (v: string | number) =>
+    typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(2) : String(v);
+  return [
+    scenario,
+    ...Object.entries(figures).map(([k, v]) => `  ${`${k}:`.padEnd(width + 1)} ${value(v)}`),
+  ].join('\n');
+}
+
 /** Average size of the request bodies a scenario sends. */
 function requestBodyBytes(request: BenchRequest): number {
   const bodies = request.bodies ?? (request.body === undefined ? [] : [request.body]);
@@ -165,8 +176,13 @@ async function main() {
   const defaultSeconds = Number(process.env.BENCH_SECONDS ?? 5);
   const scenarios = (await loadScenarios()).filter((s) => !values.filter || s.name.includes(values.filter));
   const rows: Row[] = [];
+  const measured: { scenario: string; figures: Record<string, string | number> }[] = [];
   for (const scenario of scenarios) {
     process.stderr.write(`▶ ${scenario.name}\n`);
+    if (isMeasured(scenario)) {
+      measured.push({ scenario: scenario.name, figures: await scenario.run({ seconds: defaultSeconds }) });
+      continue;
+    }
     const prepared = await scenario.prepare();
     try {
       const connections = scenario.connections ?? 32;
@@ -211,7 +227,10 @@ async function main() {
       await prepared.teardown();
     }
   }
-  const table = formatTable(rows);
+  const table = [
+    rows.length > 0 ? formatTable(rows) : '',
+    ...measured.map(({ scenario, figures }) => formatFigures(scenario, figures)),
+  ].join('\n\n');
   process.stdout.write(
     `\n${table}\n\nload average (1/5/15 min): ${loadavg()
       .map((l) => l.toFixed(2))
@@ -223,7 +242,7 @@ async function main() {
   writeFileSync(
     file,
     JSON.stringify(
-      { node: process.version, date: new Date().toISOString(), loadAverage: loadavg(), rows },
+      { node: process.version, date: new Date().toISOString(), loadAverage: loadavg(), rows, measured },
       null,
       2,
     ),

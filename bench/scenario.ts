@@ -36,3 +36,20 @@ export interface Scenario {
   seconds?: number;
   prepare(): Promise<PreparedScenario>;
 }
+
+/**
+ * A scenario that measures itself (start-up time, event-stream delivery, one big upload at a time): what
+ * it measures is not requests per second, so it runs its own service and its own baseline, once, and
+ * returns its figures (numbers and units in the key, e.g. `listen ms`), printed in a table of their own.
+ */
+export interface MeasuredScenario {
+  name: string;
+  kind: 'measured';
+  run(options: { seconds: number }): Promise<Record<string, string | number>>;
+}
+
+export type AnyScenario = Scenario | MeasuredScenario;
+
+export function isMeasured(scenario: AnyScenario): scenario is MeasuredScenario {
+  return 'kind' in scenario && scenario.kind === 'measured';
+}

@@ -2,13 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Scenario } from '../../../bench/scenario.js';
+import type { AnyScenario } from '../../../bench/scenario.js';
 import { startService } from '../../../bench/service-process.js';
 import { busyScenario } from './busy.js';
 import { farmScenario } from './farm.js';
 import { hostileScenarios } from './hostile.js';
 import { queueScenario } from './queue.js';
 import { slicingScenario } from './slicing.js';
+import { startupScenario } from './startup.js';
 
 const cli = new URL('../dist/cli.js', import.meta.url).pathname;
 
@@ -82,7 +83,7 @@ function printBody(boundary: string, machineId: string, design: Buffer): Buffer 
 
 const UPLOAD_MACHINES = 16;
 
-export const scenarios: Scenario[] = [
+export const scenarios: AnyScenario[] = [
   {
     name: 'machine-api GET /ping',
     async prepare() {
@@ -151,4 +152,5 @@ export const scenarios: Scenario[] = [
   slicingScenario(startMachineApi),
   queueScenario(startMachineApi),
   ...hostileScenarios,
+  startupScenario(),
 ];

@@ -53,8 +53,12 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Loads the configuration, starts the machines and listens. Throws `ConfigError` for a bad config. */
+/**
+ * Loads the configuration, listens, then starts the machines in the background (it resolves once
+ * listening, not once every machine has connected). Throws `ConfigError` for a bad config.
+ */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const began = performance.now();
   const { logger } = options;
   const config = loadConfig(options.configPath, backends);
   if (config.server.max_concurrent_slices) setMaxConcurrentSlices(config.server.max_concurrent_slices);
@@ -97,6 +101,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const maxUploadBytes = Math.floor(config.server.max_upload_mib * 1024 * 1024);
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let advertisement: Advertisement | undefined;
+  // Machines connect in the background once the service listens (see below); shutdown waits for that.
+  let machinesStarted: Promise<void> | undefined;
   // Reverse order of start-up: no new requests, machines released (their prints settle), outcomes written.
   // Bounded so that a signal ends the process within seconds whatever the clients do.
   let closing: Promise<void> | undefined;
@@ -125,6 +131,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       }
       await designs.close();
       await queue.close();
+      await machinesStarted;
       observer.close();
       await machines.close();
       await jobs.drain(1500);
@@ -152,10 +159,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       files,
       submit,
     });
-    await machines.start();
-    observer.start();
     await queue.start();
     const url = await app.listen({ host: options.host, port: options.port });
+    // Listen first, then connect: a printer that hangs or is switched off must not keep the API (or the
+    // other machines) from answering. A machine not read yet is listed as `unknown`, one that does not
+    // answer becomes `offline` within its own timeout; a start failure is logged and leaves it listed.
+    machinesStarted = machines.start();
+    observer.start();
     if (config.server.mdns ?? options.mdnsDefault ?? true) {
       advertisement = advertise({
         port: Number(new URL(url).port),
@@ -165,7 +175,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         logger,
       });
     }
-    logger.info({ url, machines: machines.machines.length }, 'machine-api listening');
+    logger.info(
+      { url, machines: machines.machines.length, startup_ms: Math.round(performance.now() - began) },
+      'machine-api listening',
+    );
     return {
       url,
       app,

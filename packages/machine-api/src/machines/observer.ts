@@ -53,9 +53,10 @@ interface Slot {
   entry: RegisteredMachine;
   current: ObservedMachine;
   observed: boolean;
-  /** A status read is under way: pushes and polls coalesce into it plus at most one more. */
+  /** A status read is under way. */
   reading: Promise<ObservedMachine> | null;
-  again: boolean;
+  /** The one read queued behind `reading`, shared by every push and poll that arrived during it. */
+  following: Promise<ObservedMachine> | null;
   /** When a status was last recorded (epoch ms); 0 before the first. */
   recordedAt: number;
   lastTemperatureChange: number;
@@ -87,7 +88,7 @@ export class MachineObserver {
         },
         observed: false,
         reading: null,
-        again: false,
+        following: null,
         recordedAt: 0,
         lastTemperatureChange: 0,
         reportedTemperatures: {},
@@ -112,7 +113,8 @@ export class MachineObserver {
     const slot = this.slots.get(id);
     if (!slot) return Promise.reject(new Error(`no machine "${id}"`));
     if (slot.recordedAt !== 0 && now - slot.recordedAt <= this.maxAgeMs) return slot.current;
-    return this.refresh(id);
+    // A read under way answers this request; queueing behind it would only add a second deadline.
+    return slot.reading ?? this.refresh(id);
   }
 
   private get maxAgeMs(): number {
@@ -150,27 +152,33 @@ export class MachineObserver {
     this.listeners.clear();
   }
 
-  /** Reads the machine's status now (joining a read under way) and records it. Never throws. */
+  /**
+   * Reads the machine's status now and records it. Never throws. During a read under way, what changed
+   * may have been missed by it, so callers share one more read after it. Each caller waits for at most
+   * those two reads, each bounded by the status timeout: a device slower than the poll interval (every
+   * poll lands during a read) must not keep anyone waiting for good.
+   */
   refresh(id: string): Promise<ObservedMachine> {
     const slot = this.slots.get(id);
     if (!slot) return Promise.reject(new Error(`no machine "${id}"`));
     if (slot.reading) {
-      slot.again = true;
-      return slot.reading;
+      slot.following ??= slot.reading.then(() => {
+        slot.following = null;
+        return this.closed ? slot.current : this.refresh(id);
+      });
+      return slot.following;
     }
-    slot.reading = (async () => {
+    const reading = (async () => {
       try {
-        do {
-          slot.again = false;
-          const [status] = await this.registry.statuses([slot.entry], this.options.statusTimeoutMs);
-          this.record(id, status ?? OFFLINE);
-        } while (slot.again && !this.closed);
+        const [status] = await this.registry.statuses([slot.entry], this.options.statusTimeoutMs);
+        this.record(id, status ?? OFFLINE);
         return slot.current;
       } finally {
         slot.reading = null;
       }
     })();
-    return slot.reading;
+    slot.reading = reading;
+    return reading;
   }
 
   /** Records a status read elsewhere; listeners hear what changed. */

@@ -36,7 +36,11 @@ export interface RunningService {
 /** Starts a built service CLI (`node <cli> serve …`) as its own process so it does not share our event loop. */
 export async function startService(cli: string, args: string[], readyPath: string): Promise<RunningService> {
   const port = await freePort();
-  const child = spawn(process.execPath, [cli, 'serve', '--bind', `127.0.0.1:${port}`, ...args], {
+  // BENCH_CPU_PROF_DIR=<dir>: every service process writes a V8 CPU profile there when it exits.
+  const profile = process.env.BENCH_CPU_PROF_DIR
+    ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF_DIR]
+    : [];
+  const child = spawn(process.execPath, [...profile, cli, 'serve', '--bind', `127.0.0.1:${port}`, ...args], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, LOG_LEVEL: 'warn' },
   });

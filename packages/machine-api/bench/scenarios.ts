@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { AnyScenario } from '../../../bench/scenario.js';
 import { startService } from '../../../bench/service-process.js';
 import { busyScenario } from './busy.js';
+import { eventsScenario } from './events.js';
 import { farmScenario } from './farm.js';
 import { hostileScenarios } from './hostile.js';
 import { queueScenario } from './queue.js';
@@ -39,6 +40,7 @@ async function startMachineApi(configToml: string, options: { server?: string; k
   return {
     baseUrl: service.baseUrl,
     key,
+    pid: service.child.pid,
     stop: async () => {
       await service.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -153,4 +155,5 @@ export const scenarios: AnyScenario[] = [
   queueScenario(startMachineApi),
   ...hostileScenarios,
   startupScenario(),
+  eventsScenario(startMachineApi),
 ];

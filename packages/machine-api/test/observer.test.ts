@@ -128,7 +128,9 @@ describe('an SSE stream', () => {
     expect(response.writableEnded).toBe(true);
   });
 
-  it('drops a client that stops reading instead of buffering without bound', () => {
+  it('drops a client that stops reading instead of buffering without bound', async () => {
+    // Streams write what one turn of the event loop published once that turn is over.
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
     const bus = new EventHistory();
     const response = new FakeResponse();
     const stream = new EventStream(response as unknown as ServerResponse, bus, {
@@ -139,9 +141,11 @@ describe('an SSE stream', () => {
       retryMs: 2000,
     });
     bus.publish({ type: 'queue.changed', machine_id: null, job_id: null, data: { reason: 'queued' } });
+    await turn();
     expect(response.text).toContain('data: {"id":');
     response.writableLength = 101;
     bus.publish({ type: 'queue.changed', machine_id: null, job_id: null, data: { reason: 'queued' } });
+    await turn();
     expect(response.destroyed).toBe(true);
     expect(stream.isClosed).toBe(true);
   });

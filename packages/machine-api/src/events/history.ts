@@ -10,6 +10,7 @@ import {
   type EventBus,
   type EventFilter,
   type EventSubscription,
+  type EventType,
   type FarmEvent,
   matches,
   type NewEvent,
@@ -30,7 +31,8 @@ export const DEFAULT_HISTORY: HistoryOptions = {
 };
 
 interface Subscriber {
-  filter: EventFilter;
+  /** `filter.types` as a set (`reset` is never published, so it needs no exception here). */
+  types: ReadonlySet<EventType> | null;
   deliver: (event: FarmEvent) => void;
 }
 
@@ -39,7 +41,12 @@ export class EventHistory implements EventBus {
   /** Index of the oldest retained event in `events` (dropped ones are compacted away in batches). */
   private head = 0;
   private last: number;
-  private readonly subscribers = new Set<Subscriber>();
+  /**
+   * Subscribers grouped by their machine filter once, at subscription, so that publishing visits only those
+   * an event can concern: the unfiltered ones plus those of its machine.
+   */
+  private readonly anyMachine = new Set<Subscriber>();
+  private readonly byMachine = new Map<string, Set<Subscriber>>();
 
   constructor(private readonly options: HistoryOptions = DEFAULT_HISTORY) {
     this.last = options.seed ?? Date.now() * 1000;
@@ -59,8 +66,11 @@ export class EventHistory implements EventBus {
     const stored: FarmEvent = { id: this.last, time: new Date().toISOString(), ...event };
     this.events.push(stored);
     this.trim(Date.now());
-    for (const subscriber of this.subscribers) {
-      if (matches(subscriber.filter, stored)) subscriber.deliver(stored);
+    this.deliverTo(this.anyMachine, stored);
+    const machineId = stored.machine_id;
+    if (machineId !== null) {
+      const group = this.byMachine.get(machineId);
+      if (group) this.deliverTo(group, stored);
     }
     return stored;
   }
@@ -88,9 +98,28 @@ export class EventHistory implements EventBus {
       }
     }
     // Replay and registration happen in one synchronous step: no event can fall in between.
-    const subscriber: Subscriber = { filter, deliver };
-    this.subscribers.add(subscriber);
-    return { close: () => this.subscribers.delete(subscriber) };
+    const subscriber: Subscriber = { types: filter.types ? new Set(filter.types) : null, deliver };
+    const { machineId } = filter;
+    let group = this.anyMachine;
+    if (machineId !== undefined) {
+      group = this.byMachine.get(machineId) ?? new Set();
+      this.byMachine.set(machineId, group);
+    }
+    group.add(subscriber);
+    return {
+      close: () => {
+        group.delete(subscriber);
+        if (machineId !== undefined && group.size === 0 && this.byMachine.get(machineId) === group) {
+          this.byMachine.delete(machineId);
+        }
+      },
+    };
+  }
+
+  private deliverTo(group: ReadonlySet<Subscriber>, event: FarmEvent): void {
+    for (const subscriber of group) {
+      if (subscriber.types === null || subscriber.types.has(event.type)) subscriber.deliver(event);
+    }
   }
 
   recent(filter: EventFilter, limit: number): FarmEvent[] {

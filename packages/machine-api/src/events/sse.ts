@@ -21,9 +21,39 @@ export interface StreamOptions {
   retryMs: number;
 }
 
-/** Frames one event; JSON never contains a raw newline, so one `data:` line suffices. */
+/**
+ * Frames one event; JSON never contains a raw newline, so one `data:` line suffices. Every subscriber is
+ * handed the same stored event object, so the frame is kept with it: serialised once for all of them.
+ */
 export function frame(event: FarmEvent): string {
-  return `id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`;
+  let text = frames.get(event);
+  if (text === undefined) {
+    text = `id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`;
+    frames.set(event, text);
+  }
+  return text;
+}
+
+const frames = new WeakMap<FarmEvent, string>();
+
+/**
+ * Streams with text waiting, flushed together once the current turn of the event loop is over: what one
+ * turn publishes (a burst of device reports read at once) goes out as one socket write per stream instead
+ * of one per event, without holding anything back for longer than that turn.
+ */
+const waiting = new Set<EventStream>();
+let flushScheduled = false;
+
+function flushSoon(stream: EventStream): void {
+  waiting.add(stream);
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(() => {
+    flushScheduled = false;
+    const streams = [...waiting];
+    waiting.clear();
+    for (const waitingStream of streams) waitingStream.flush();
+  });
 }
 
 /** Streams `bus` events to `response` (headers already sent) until either side ends. */
@@ -31,22 +61,25 @@ export class EventStream {
   private closed = false;
   private heartbeat: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
+  /** Frames and heartbeats not written yet, in order (see `flushSoon`). */
+  private pending: string[] = [];
 
   constructor(
     private readonly response: ServerResponse,
     bus: EventBus,
-    options: StreamOptions,
+    private readonly options: StreamOptions,
   ) {
     response.write(`retry: ${options.retryMs}\n\n`);
-    const subscription = bus.subscribe(options.filter, options.after, (event) => this.send(event, options));
+    const subscription = bus.subscribe(options.filter, options.after, (event) => this.queue(frame(event)));
     this.unsubscribe = () => subscription.close();
-    this.heartbeat = setInterval(() => this.write(': heartbeat\n\n', options), options.heartbeatMs);
+    this.heartbeat = setInterval(() => this.queue(': heartbeat\n\n'), options.heartbeatMs);
     response.on('close', () => this.close());
   }
 
-  /** Ends the stream (service shutdown, slow client); idempotent. */
+  /** Ends the stream (service shutdown, slow client) after what is already queued; idempotent. */
   close(): void {
     if (this.closed) return;
+    this.flush();
     this.closed = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.unsubscribe?.();
@@ -57,17 +90,23 @@ export class EventStream {
     return this.closed;
   }
 
-  private send(event: FarmEvent, options: StreamOptions): void {
-    this.write(frame(event), options);
-  }
-
-  private write(text: string, options: StreamOptions): void {
-    if (this.closed) return;
-    if (this.response.writableLength > options.maxBufferedBytes) {
+  /** Writes what is queued as one chunk; a client that has not read `maxBufferedBytes` is dropped instead. */
+  flush(): void {
+    if (this.closed || this.pending.length === 0) return;
+    const text = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
+    this.pending = [];
+    if (this.response.destroyed) return;
+    if (this.response.writableLength > this.options.maxBufferedBytes) {
       this.response.destroy();
       this.close();
       return;
     }
     this.response.write(text);
+  }
+
+  private queue(text: string): void {
+    if (this.closed) return;
+    this.pending.push(text);
+    if (this.pending.length === 1) flushSoon(this);
   }
 }

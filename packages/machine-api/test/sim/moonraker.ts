@@ -158,6 +158,14 @@ export class MoonrakerSim {
     this.publish();
   }
 
+  /** A heater's sensor reads `celsius` now (a heater warming or cooling); subscribers get the change. */
+  setTemperature(heater: 'extruder' | 'heater_bed', celsius: number): void {
+    const object = this.objects[heater];
+    if (!object) return;
+    object['temperature'] = celsius;
+    this.publish();
+  }
+
   /** Klipper stops the print with an error (e.g. a move out of range). */
   failPrint(message: string): void {
     this.finishPrint('error', message);

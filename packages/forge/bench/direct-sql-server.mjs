@@ -23,6 +23,12 @@ const tokenByLastEight = db.prepare('SELECT * FROM access_token WHERE token_last
 const userById = db.prepare('SELECT * FROM user WHERE id = ?');
 const userByName = db.prepare('SELECT * FROM user WHERE lower_name = ?');
 const repoByName = db.prepare('SELECT * FROM repository WHERE owner_id = ? AND lower_name = ?');
+/** forge's viewer condition on activity rows and counts, for an anonymous reader. */
+const anonymousMaySee = (table) =>
+  `EXISTS (SELECT 1 FROM user AS actor WHERE actor.id = ${table}.act_user_id
+      AND actor.keep_activity_private = 0 AND actor.visibility = 0)
+    AND (${table}.repo_id = 0 OR EXISTS (SELECT 1 FROM repository
+      WHERE repository.id = ${table}.repo_id AND repository.is_private = 0))`;
 
 const handlers = {
   user() {
@@ -68,29 +74,40 @@ const handlers = {
       return limit === 1 ? { ...rows[0], author: owner, total } : rows.map((r) => ({ ...r, author: owner }));
     };
   },
+  // The activity routes run forge's statements (src/store/actions.ts) for an anonymous reader.
   heatmap() {
     const buckets = db.prepare(
-      `SELECT (created_unix / 900) * 900 AS timestamp, count(*) AS contributions FROM action
-       WHERE user_id = ? AND created_unix > ? AND act_user_id = ?
-         AND act_user_id IN (SELECT id FROM user WHERE keep_activity_private = 0 AND visibility = 0)
-         AND (repo_id = 0 OR repo_id IN (SELECT id FROM repository WHERE is_private = 0))
-       GROUP BY timestamp ORDER BY timestamp`,
+      `SELECT bucket AS timestamp, sum(contributions) AS contributions FROM action_heatmap
+       WHERE user_id = ? AND bucket >= ? AND act_user_id = ? AND ${anonymousMaySee('action_heatmap')}
+       GROUP BY bucket ORDER BY bucket`,
+    );
+    const partial = db.prepare(
+      `SELECT count(*) AS n FROM action WHERE user_id = ? AND created_unix >= ? AND created_unix < ?
+         AND act_user_id = ? AND ${anonymousMaySee('action')}`,
     );
     return () => {
       const user = userByName.get(args[0]);
-      return buckets.all(user.id, Math.floor(Date.now() / 1000) - YEAR, user.id);
+      const first = Math.floor(Date.now() / 1000) - YEAR + 1;
+      const whole = Math.ceil(first / 900) * 900;
+      const rows = buckets.all(user.id, whole, user.id);
+      if (first === whole) return rows;
+      const head = partial.get(user.id, first, whole, user.id).n;
+      return head > 0 ? [{ timestamp: whole - 900, contributions: head }, ...rows] : rows;
     };
   },
   feeds() {
-    const where = `WHERE user_id = ? AND is_deleted = 0 AND is_private = 0
-         AND act_user_id IN (SELECT id FROM user WHERE keep_activity_private = 0 AND visibility = 0)
-         AND (repo_id = 0 OR repo_id IN (SELECT id FROM repository WHERE is_private = 0))`;
-    const page = db.prepare(`SELECT * FROM action ${where} ORDER BY created_unix DESC, id DESC LIMIT ?`);
-    const count = db.prepare(`SELECT count(*) AS n FROM action ${where}`);
+    const page = db.prepare(
+      `SELECT * FROM action WHERE user_id = ? AND is_deleted = 0 AND is_private = 0 AND ${anonymousMaySee('action')}
+       ORDER BY created_unix DESC, id DESC LIMIT ?`,
+    );
+    const count = db.prepare(
+      `SELECT sum(total) AS n FROM action_feed_count WHERE user_id = ? AND is_private = 0
+         AND ${anonymousMaySee('action_feed_count')}`,
+    );
     return () => {
       const user = userByName.get(args[0]);
       const rows = page.all(user.id, Number(args[1]));
-      const total = count.get(user.id).n;
+      const total = count.get(user.id).n ?? 0;
       return { total, rows: rows.map((r) => ({ ...r, act_user: userById.get(r.act_user_id) })) };
     };
   },

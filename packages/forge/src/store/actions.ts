@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, type Insertable, type Kysely, type SqlBool, sql } from 'kysely';
+import { type Insertable, type Kysely, type SqlBool, sql } from 'kysely';
 import type { ActionRow, ActionTable, Database } from './schema.js';
 
 type Db = Kysely<Database>;
@@ -34,55 +34,95 @@ export interface ActionViewer {
   restricted: boolean;
 }
 
+/** The tables whose rows carry an actor and a repository: the action rows and their counts. */
+type ActivityTable = 'action' | 'action_heatmap' | 'action_feed_count';
+
 /**
  * Rows a non-admin viewer may see: the acting user does not keep activity private and is visible to the
  * viewer (or is the viewer, or the requested organization, or an organization the requested user is in),
- * and the row's repository is one the viewer can read (public, own, collaborator, team).
+ * and the row's repository is one the viewer can read (public, own, collaborator, team). The counts
+ * tables carry the same actor and repository columns, so one condition serves the rows and the counts.
+ *
+ * The actor and the public-or-own repository tests look the row's user and repository up by primary key
+ * (EXISTS): a list subquery (`IN (SELECT id FROM user WHERE …)`) would collect every public user and
+ * repository of the site on each request.
  */
-function viewerCondition(eb: ExpressionBuilder<Database, 'action'>, viewer: ActionViewer) {
+function viewerCondition(table: ActivityTable, viewer: ActionViewer) {
   const id = viewer.viewerId;
-  const actUser = sql.ref('action.act_user_id');
-  const repo = sql.ref('action.repo_id');
-  let actors: ReturnType<typeof sql<SqlBool>>;
+  const actUser = sql.ref(`${table}.act_user_id`);
+  const repo = sql.ref(`${table}.repo_id`);
+  const actor = sql`SELECT 1 FROM ${sql.table('user')} AS actor WHERE actor.id = ${actUser}`;
+  const readable = sql`SELECT 1 FROM repository WHERE repository.id = ${repo}`;
   if (id === null) {
-    actors = sql<SqlBool>`${actUser} IN (SELECT id FROM ${sql.table('user')} WHERE keep_activity_private = 0 AND visibility = 0)`;
-  } else {
-    const extra = viewer.requestedIsOrg
-      ? sql`OR id = ${viewer.requestedId}`
-      : sql`OR (type = 1 AND id IN (SELECT org_id FROM team_user WHERE uid = ${viewer.requestedId}))`;
-    const visible = viewer.restricted ? sql`(0)` : sql`(0, 1)`;
-    actors = sql<SqlBool>`${actUser} IN (SELECT id FROM ${sql.table('user')} WHERE (keep_activity_private = 0 AND visibility IN ${visible}) OR id = ${id} ${extra})`;
+    return sql<SqlBool>`(EXISTS (${actor} AND actor.keep_activity_private = 0 AND actor.visibility = 0)
+      AND (${repo} = 0 OR EXISTS (${readable} AND repository.is_private = 0)))`;
   }
+  const extra = viewer.requestedIsOrg
+    ? sql`OR actor.id = ${viewer.requestedId}`
+    : sql`OR (actor.type = 1 AND actor.id IN (SELECT org_id FROM team_user WHERE uid = ${viewer.requestedId}))`;
+  const visible = viewer.restricted ? sql`(0)` : sql`(0, 1)`;
   // Public repositories are readable by everyone but restricted users.
-  const publicRepos = viewer.restricted ? sql`0 = 1` : sql`is_private = 0`;
-  const repos =
-    id === null
-      ? sql<SqlBool>`(${repo} = 0 OR ${repo} IN (SELECT id FROM repository WHERE is_private = 0))`
-      : sql<SqlBool>`(${repo} = 0 OR ${repo} IN (
-          SELECT id FROM repository WHERE ${publicRepos} OR owner_id = ${id}
-          UNION SELECT repo_id FROM collaboration WHERE user_id = ${id}
+  const publicRepo = viewer.restricted ? sql`` : sql`repository.is_private = 0 OR`;
+  return sql<SqlBool>`(EXISTS (${actor} AND ((actor.keep_activity_private = 0 AND actor.visibility IN ${visible})
+        OR actor.id = ${id} ${extra}))
+    AND (${repo} = 0 OR EXISTS (${readable} AND (${publicRepo} repository.owner_id = ${id})) OR ${repo} IN (
+          SELECT repo_id FROM collaboration WHERE user_id = ${id}
           UNION SELECT team_repo.repo_id FROM team_repo JOIN team_user ON team_user.team_id = team_repo.team_id WHERE team_user.uid = ${id}
           UNION SELECT repository.id FROM repository JOIN team ON team.org_id = repository.owner_id AND team.includes_all_repositories = 1
-            JOIN team_user ON team_user.team_id = team.id WHERE team_user.uid = ${id}))`;
-  return eb.and([actors, repos]);
+            JOIN team_user ON team_user.team_id = team.id WHERE team_user.uid = ${id})))`;
 }
 
-/** Contribution counts per 15-minute UTC bucket of a user's rows newer than `since`. */
+/** Width of a heatmap bucket: Gitea groups contributions by `created_unix / 900 * 900`. */
+const BUCKET_SECONDS = 900;
+
+export interface HeatmapFilter {
+  userId: number;
+  /** Count only the user's own acts (a user's heatmap; an organization's counts every row of its feed). */
+  performedByUser: boolean;
+  /** Count rows created after this unix second. */
+  since: number;
+  viewer: ActionViewer | null;
+}
+
+/**
+ * Contribution counts per 15-minute UTC bucket of a user's rows newer than `since`, read from the
+ * triggers' `action_heatmap` counts: one entry per bucket, actor and repository instead of one per row.
+ * The buckets wholly after `since` come from the counts; the one `since` falls inside (rows after it
+ * only) is counted on the action rows, so the answer is exactly that of counting the rows.
+ */
 export async function heatmapBuckets(
   db: Db,
-  filter: { userId: number; performedByUser: boolean; since: number; viewer: ActionViewer | null },
+  filter: HeatmapFilter,
 ): Promise<Array<{ timestamp: number; contributions: number }>> {
-  const bucket = sql<number>`(${sql.ref('action.created_unix')} / 900) * 900`;
-  let query = db
-    .selectFrom('action')
-    .select([bucket.as('timestamp'), (eb) => eb.fn.countAll<number>().as('contributions')])
-    .where('action.user_id', '=', filter.userId)
-    .where('action.created_unix', '>', filter.since);
-  if (filter.performedByUser) query = query.where('action.act_user_id', '=', filter.userId);
+  const first = filter.since + 1;
+  const whole = Math.ceil(first / BUCKET_SECONDS) * BUCKET_SECONDS;
   const viewer = filter.viewer;
-  if (viewer) query = query.where((eb) => viewerCondition(eb, viewer));
-  const rows = await query.groupBy(bucket).orderBy(bucket).execute();
-  return rows.map((r) => ({ timestamp: Number(r.timestamp), contributions: Number(r.contributions) }));
+  let buckets = db
+    .selectFrom('action_heatmap')
+    .select([
+      'action_heatmap.bucket as timestamp',
+      (eb) => eb.fn.sum<number>('action_heatmap.contributions').as('contributions'),
+    ])
+    .where('action_heatmap.user_id', '=', filter.userId)
+    .where('action_heatmap.bucket', '>=', whole);
+  if (filter.performedByUser) buckets = buckets.where('action_heatmap.act_user_id', '=', filter.userId);
+  if (viewer) buckets = buckets.where(viewerCondition('action_heatmap', viewer));
+  const rows = await buckets.groupBy('action_heatmap.bucket').orderBy('action_heatmap.bucket').execute();
+  const answer = rows.map((r) => ({
+    timestamp: Number(r.timestamp),
+    contributions: Number(r.contributions),
+  }));
+  if (first === whole) return answer;
+  let partial = db
+    .selectFrom('action')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('action.user_id', '=', filter.userId)
+    .where('action.created_unix', '>=', first)
+    .where('action.created_unix', '<', whole);
+  if (filter.performedByUser) partial = partial.where('action.act_user_id', '=', filter.userId);
+  if (viewer) partial = partial.where(viewerCondition('action', viewer));
+  const head = Number((await partial.executeTakeFirstOrThrow()).n);
+  return head > 0 ? [{ timestamp: whole - BUCKET_SECONDS, contributions: head }, ...answer] : answer;
 }
 
 export interface FeedFilter {
@@ -97,7 +137,11 @@ export interface FeedFilter {
   limit: number;
 }
 
-/** One page of a user's received feed (newest first) and the total. */
+/**
+ * One page of a user's received feed (newest first) and the total. The total comes from the triggers'
+ * `action_feed_count` (one entry per actor, repository and privacy), except for one day's feed, which
+ * counts that day's rows.
+ */
 export async function listFeed(db: Db, filter: FeedFilter): Promise<{ rows: ActionRow[]; total: number }> {
   let query = db
     .selectFrom('action')
@@ -106,21 +150,36 @@ export async function listFeed(db: Db, filter: FeedFilter): Promise<{ rows: Acti
   if (filter.onlyPerformedBy) query = query.where('action.act_user_id', '=', filter.userId);
   if (!filter.includePrivate) query = query.where('action.is_private', '=', 0);
   const viewer = filter.viewer;
-  if (viewer) query = query.where((eb) => viewerCondition(eb, viewer));
+  if (viewer) query = query.where(viewerCondition('action', viewer));
   if (filter.between) {
     query = query
       .where('action.created_unix', '>=', filter.between[0])
       .where('action.created_unix', '<=', filter.between[1]);
   }
-  const [rows, count] = await Promise.all([
-    query
-      .selectAll('action')
-      .orderBy('action.created_unix', 'desc')
-      .orderBy('action.id', 'desc')
-      .offset(filter.offset)
-      .limit(filter.limit)
-      .execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  const rows = await query
+    .selectAll('action')
+    .orderBy('action.created_unix', 'desc')
+    .orderBy('action.id', 'desc')
+    .offset(filter.offset)
+    .limit(filter.limit)
+    .execute();
+  const total = filter.between
+    ? (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n
+    : await feedTotal(db, filter);
+  return { rows, total: Number(total) };
+}
+
+/** The number of rows of a user's whole feed the filter lets through, summed from the counts. */
+async function feedTotal(db: Db, filter: FeedFilter): Promise<number> {
+  let query = db
+    .selectFrom('action_feed_count')
+    .select((eb) => eb.fn.sum<number>('action_feed_count.total').as('n'))
+    .where('action_feed_count.user_id', '=', filter.userId);
+  if (filter.onlyPerformedBy) query = query.where('action_feed_count.act_user_id', '=', filter.userId);
+  if (!filter.includePrivate) query = query.where('action_feed_count.is_private', '=', 0);
+  const viewer = filter.viewer;
+  if (viewer) query = query.where(viewerCondition('action_feed_count', viewer));
+  const { n } = await query.executeTakeFirstOrThrow();
+  // SUM over no rows is NULL.
+  return Number(n ?? 0);
 }

@@ -18,6 +18,7 @@ import { releaseListIndexMigration } from './migrations/003_release_list_index.j
 import { oauth2Migration } from './migrations/005_oauth2.js';
 import { attachmentsMigration } from './migrations/006_attachments.js';
 import { activityIndexesMigration } from './migrations/008_activity_indexes.js';
+import { activityCountsMigration } from './migrations/009_activity_counts.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
 
@@ -88,6 +89,7 @@ export function forgeMigrations(dialect: DialectName): Record<string, Migration>
     '005_oauth2': oauth2Migration(dialect),
     '006_attachments': attachmentsMigration(dialect),
     '008_activity_indexes': activityIndexesMigration(),
+    '009_activity_counts': activityCountsMigration(dialect),
   };
 }
 

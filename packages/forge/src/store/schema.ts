@@ -168,6 +168,24 @@ export interface ActionTable {
   created_unix: number;
 }
 
+/** Action rows per receiver, actor, repository and 15-minute bucket; kept by triggers (migration 009). */
+export interface ActionHeatmapTable {
+  user_id: number;
+  act_user_id: number;
+  bucket: number;
+  repo_id: number;
+  contributions: number;
+}
+
+/** Non-deleted action rows per receiver, actor, repository and privacy; kept by triggers (migration 009). */
+export interface ActionFeedCountTable {
+  user_id: number;
+  act_user_id: number;
+  repo_id: number;
+  is_private: 0 | 1;
+  total: number;
+}
+
 export interface ReleaseTable {
   id: Id;
   repo_id: number;
@@ -281,6 +299,8 @@ export interface Database {
   access_token: AccessTokenTable;
   public_key: PublicKeyTable;
   action: ActionTable;
+  action_heatmap: ActionHeatmapTable;
+  action_feed_count: ActionFeedCountTable;
   release: ReleaseTable;
   protected_tag: ProtectedTagTable;
   oauth2_application: OAuth2ApplicationTable;

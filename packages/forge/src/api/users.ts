@@ -10,6 +10,7 @@ import type { UserRow } from '../store/schema.js';
 import { ActivityFeedQuerySchema, ActivitySchema } from '../structs/activity.js';
 import {
   HeatmapSchema,
+  type User,
   UserSchema,
   UserSearchFailureSchema,
   UserSearchQuerySchema,
@@ -113,15 +114,21 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
         page,
       });
       setListHeaders(reply, request, config, total, page);
+      const actors = new Map<number, User>();
+      const repoViews = new Map<number, Record<string, unknown> | null>();
       return rows.map((row) => {
-        const repo = repos.get(row.repo_id);
-        return toActivity(
-          config,
-          row,
-          actorOf(row.act_user_id),
-          repo ? toRepositoryView(config, repo, viewer) : null,
-          viewer,
-        );
+        let actor = actors.get(row.act_user_id);
+        if (!actor) {
+          actor = toUser(config, actorOf(row.act_user_id), viewer);
+          actors.set(row.act_user_id, actor);
+        }
+        let repo = repoViews.get(row.repo_id);
+        if (repo === undefined) {
+          const view = repos.get(row.repo_id);
+          repo = view ? toRepositoryView(config, view, viewer) : null;
+          repoViews.set(row.repo_id, repo);
+        }
+        return toActivity(row, actor, repo);
       });
     },
   );

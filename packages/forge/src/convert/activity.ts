@@ -1,24 +1,20 @@
-import type { ForgeConfig } from '../config.js';
 import { opTypeName } from '../services/activity.js';
-import type { ActionRow, UserRow } from '../store/schema.js';
+import type { ActionRow } from '../store/schema.js';
 import type { Activity } from '../structs/activity.js';
+import type { User } from '../structs/user.js';
 import { rfc3339 } from './time.js';
-import { toUser } from './user.js';
 
-/** Gitea's `convert.ToActivity`; the actor is rendered for the viewer (Ghost when deleted). */
-export function toActivity(
-  config: ForgeConfig,
-  action: ActionRow,
-  actor: UserRow,
-  repo: Record<string, unknown> | null,
-  viewer: UserRow | null,
-): Activity {
+/**
+ * Gitea's `convert.ToActivity`. The actor (Ghost when deleted) and the repository come converted for
+ * the viewer: a feed page converts each once however many of its rows name them.
+ */
+export function toActivity(action: ActionRow, actor: User, repo: Record<string, unknown> | null): Activity {
   return {
     id: action.id,
     user_id: action.user_id,
     op_type: opTypeName(action.op_type),
     act_user_id: action.act_user_id,
-    act_user: toUser(config, actor, viewer),
+    act_user: actor,
     repo_id: action.repo_id,
     repo,
     comment_id: action.comment_id,

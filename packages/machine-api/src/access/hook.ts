@@ -1,7 +1,7 @@
 /**
- * The one place HTTP meets the access rules: CORS answers (per request, from origins.ts), and an
- * `onRequest` hook that refuses foreign-origin writes, then authenticates the key and checks the route's
- * scope (scopes.ts). Both run before the body is read, so a refused request changes nothing and costs
+ * The one place HTTP meets the access rules: CORS answers (per request, from origins.ts; preflights by
+ * @fastify/cors), and an `onRequest` hook that sets the CORS headers of actual requests, refuses
+ * foreign-origin writes, then authenticates the key and checks the route's scope (scopes.ts). Both run before the body is read, so a refused request changes nothing and costs
  * no upload. Handlers find the caller in `request.actor`.
  */
 
@@ -15,6 +15,8 @@ import type { AccessSettings } from './settings.js';
 
 const READ_METHODS = ['GET', 'HEAD'];
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+/** Response headers a page may read cross-origin. */
+const EXPOSED_HEADERS = 'x-request-id';
 
 /** The key a request presents: `X-Api-Key` (OctoPrint, Moonraker, slicers) or `Authorization: Bearer`. */
 export function presentedKey(request: FastifyRequest): string | undefined {
@@ -35,35 +37,54 @@ export async function installAccess(
   const { origins } = settings;
   app.decorateRequest('actor', null);
 
-  await app.register(cors, {
-    hideOptionsRoute: true,
-    delegator: (request, callback) => {
-      const origin = request.headers.origin;
-      const kind = classifyOrigin(origin, request.headers.host, origins);
-      // A preflight asks about the method the page wants to send next, not about OPTIONS.
-      const asked = request.headers['access-control-request-method'];
-      const method =
-        request.method === 'OPTIONS' && typeof asked === 'string' ? asked.toUpperCase() : request.method;
-      const write = changesState(method);
-      const mayWrite = kind === 'listed' || kind === 'own';
-      callback(null, {
-        origin: corsOrigin(kind, origin, write, origins),
-        methods: mayWrite ? ALL_METHODS : READ_METHODS,
-        exposedHeaders: ['x-request-id'],
-        maxAge: 600,
-        // Any OPTIONS request is answered as a preflight, so it never falls into the 405 routes.
-        strictPreflight: false,
-      });
-    },
+  // Preflights are @fastify/cors's, registered in a context of their own that holds just its OPTIONS
+  // route: its options delegator is resolved and normalised again on every request it sees, which cost
+  // more than the rest of a small answer. Every other request gets its CORS headers from the hook below,
+  // from the same policy (origins.ts) and with the same headers the plugin would set.
+  await app.register(async (preflights) => {
+    await preflights.register(cors, {
+      hideOptionsRoute: true,
+      delegator: (request, callback) => {
+        const origin = request.headers.origin;
+        const kind = classifyOrigin(origin, request.headers.host, origins);
+        // A preflight asks about the method the page wants to send next, not about OPTIONS.
+        const asked = request.headers['access-control-request-method'];
+        const method =
+          request.method === 'OPTIONS' && typeof asked === 'string' ? asked.toUpperCase() : request.method;
+        const write = changesState(method);
+        const mayWrite = kind === 'listed' || kind === 'own';
+        callback(null, {
+          origin: corsOrigin(kind, origin, write, origins),
+          methods: mayWrite ? ALL_METHODS : READ_METHODS,
+          exposedHeaders: [EXPOSED_HEADERS],
+          maxAge: 600,
+          // Any OPTIONS request is answered as a preflight, so it never falls into the 405 routes.
+          strictPreflight: false,
+        });
+      },
+    });
   });
 
   // Callback style: requests that need no key (auth off, open routes) cost no promise.
   app.addHook('onRequest', (request, reply, done) => {
+    const origin = request.headers.origin;
+    const kind = classifyOrigin(origin, request.headers.host, origins);
+    const write = changesState(request.method);
+    // The headers of a CORS answer to an actual request: the answer depends on Origin, and a page may
+    // read it (and its request id) when the policy allows its origin.
+    // (A preflight is the plugin's alone.)
+    if (request.method !== 'OPTIONS') {
+      reply.header('vary', 'Origin');
+      const allowed = corsOrigin(kind, origin, write, origins);
+      if (allowed !== false) {
+        reply.header('access-control-allow-origin', allowed);
+        reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+      }
+    }
     const config = request.routeOptions.config as { methodNotAllowed?: boolean } | undefined;
     const route = config?.methodNotAllowed ? undefined : request.routeOptions.url;
-    if (changesState(request.method)) {
-      const origin = request.headers.origin;
-      if (classifyOrigin(origin, request.headers.host, origins) === 'foreign') {
+    if (write) {
+      if (kind === 'foreign') {
         done(
           new ForeignOrigin(
             `requests that change state are refused from the web origin ${JSON.stringify(origin)}; list it in [server] allowed_origins to allow a web front end there`,

@@ -11,6 +11,7 @@ import { hostileScenarios } from './hostile.js';
 import { queueScenario } from './queue.js';
 import { slicingScenario } from './slicing.js';
 import { startupScenario } from './startup.js';
+import { uploadScenario } from './upload.js';
 
 const cli = new URL('../dist/cli.js', import.meta.url).pathname;
 
@@ -156,4 +157,5 @@ export const scenarios: AnyScenario[] = [
   ...hostileScenarios,
   startupScenario(),
   eventsScenario(startMachineApi),
+  uploadScenario(startMachineApi),
 ];

@@ -40,7 +40,11 @@ export async function forEachLine(
     let start = 0;
     for (let end = chunk.indexOf(NEWLINE, start); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
       if (carried + (end - start) > max) throw tooLong();
-      if (carried > 0) {
+      if (!onLine) {
+        // Only lengths are checked: no Buffer per line (millions in a large G-code file, all garbage).
+        lineNumber++;
+        carried = 0;
+      } else if (carried > 0) {
         emit(Buffer.concat([...carry, chunk.subarray(start, end)]));
         carry = [];
         carried = 0;
@@ -52,8 +56,8 @@ export async function forEachLine(
     if (start < chunk.length) {
       carried += chunk.length - start;
       if (carried > max) throw tooLong();
-      // A copy: the stream may reuse its buffer.
-      carry.push(Buffer.from(chunk.subarray(start)));
+      // A copy: the stream may reuse its buffer (lengths alone need none).
+      if (onLine) carry.push(Buffer.from(chunk.subarray(start)));
     }
   }
   if (carried > 0) emit(Buffer.concat(carry));

@@ -5,14 +5,10 @@
  * other field). The file is streamed to a temp file under the upload limit, never held in memory.
  */
 
-import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { BadRequest, PayloadTooLarge } from '../errors.js';
 import type { Upload } from '../jobs/runner.js';
+import { receiveParts } from '../server/upload-parts.js';
 
 export interface OctoPrintUpload {
   upload: Upload;
@@ -34,37 +30,27 @@ export async function receiveOctoPrintUpload(
   if (!request.isMultipart()) {
     throw new BadRequest('POST api/files/local expects a multipart/form-data body with a "file" part');
   }
-  let upload: Upload | undefined;
   const fields: Record<string, string> = {};
-  const discard = async () => {
-    if (upload) await rm(upload.path, { force: true });
-  };
+  let discard = async () => {};
   try {
-    const parts = request.parts({
-      limits: { fileSize: options.maxBytes, fieldSize: FIELD_LIMIT, fields: 16, parts: 32 },
-    });
-    for await (const part of parts) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') {
-          part.file.resume();
-          continue;
-        }
-        if (upload) throw new BadRequest('the multipart body has more than one "file" part');
-        upload = {
-          path: join(options.uploadDir, `${randomUUID()}.upload`),
-          // The parser reads the name's bytes as UTF-8 (what libcurl and Qt send) and drops directories.
-          fileName: part.filename ?? '',
-          size: 0,
-        };
-        await pipeline(part.file, createWriteStream(upload.path));
-        if (part.file.truncated) throw new PayloadTooLarge(`the "file" part is larger than the upload limit`);
-        upload.size = part.file.bytesRead;
-      } else {
-        if (part.valueTruncated)
-          throw new BadRequest(`the "${part.fieldname}" field is longer than ${FIELD_LIMIT} bytes`);
-        fields[part.fieldname] = String(part.value);
-      }
-    }
+    const received = await receiveParts(
+      request,
+      {
+        uploadDir: options.uploadDir,
+        maxBytes: options.maxBytes,
+        fieldSize: FIELD_LIMIT,
+        // The parser reads the name's bytes as UTF-8 (what libcurl and Qt send) and drops directories.
+        fileName: (sent) => sent ?? '',
+        truncated: () => new PayloadTooLarge('the "file" part is larger than the upload limit'),
+      },
+      (field) => {
+        if (field.valueTruncated)
+          throw new BadRequest(`the "${field.fieldname}" field is longer than ${FIELD_LIMIT} bytes`);
+        fields[field.fieldname] = String(field.value);
+      },
+    );
+    const { upload } = received;
+    discard = received.discard;
     if (!upload) throw new BadRequest('the multipart body has no "file" part');
     const flag = (name: string) => TRUE_VALUES.has((fields[name] ?? '').trim().toLowerCase());
     return { upload, path: fields.path ?? '', select: flag('select'), print: flag('print'), discard };

@@ -3,14 +3,10 @@
  * capped at the configured size; the `params` part is kept as text. On any error the temp file is removed.
  */
 
-import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { BadRequest, PayloadTooLarge } from '../errors.js';
 import type { Upload } from '../jobs/runner.js';
+import { receiveParts } from './upload-parts.js';
 
 export interface PrintForm {
   upload: Upload;
@@ -40,35 +36,26 @@ export async function receivePrintForm(
       `${route} expects a multipart/form-data body with a "file" part and a "params" part`,
     );
   }
-  let upload: Upload | undefined;
   let params: string | undefined;
-  const discard = async () => {
-    if (upload) await rm(upload.path, { force: true });
-  };
+  let discard = async () => {};
   try {
-    const parts = request.parts({
-      limits: { fileSize: options.maxBytes, fieldSize: PARAMS_LIMIT, fields: 16, parts: 32 },
-    });
-    for await (const part of parts) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') {
-          part.file.resume();
-          continue;
-        }
-        if (upload) throw new BadRequest('the multipart body has more than one "file" part');
-        upload = {
-          path: join(options.uploadDir, `${randomUUID()}.upload`),
-          fileName: plainFileName(part.filename),
-          size: 0,
-        };
-        await pipeline(part.file, createWriteStream(upload.path));
-        upload.size = part.file.bytesRead;
-      } else if (part.fieldname === 'params') {
-        if (part.valueTruncated)
+    const received = await receiveParts(
+      request,
+      {
+        uploadDir: options.uploadDir,
+        maxBytes: options.maxBytes,
+        fieldSize: PARAMS_LIMIT,
+        fileName: plainFileName,
+      },
+      (field) => {
+        if (field.fieldname !== 'params') return;
+        if (field.valueTruncated)
           throw new BadRequest(`the "params" part is larger than ${PARAMS_LIMIT} bytes`);
-        params = String(part.value);
-      }
-    }
+        params = String(field.value);
+      },
+    );
+    const { upload } = received;
+    discard = received.discard;
     if (!upload) throw new BadRequest('the multipart body has no "file" part (the design to print)');
     if (params === undefined)
       throw new BadRequest(`the multipart body has no "params" part (JSON ${paramsSchema})`);

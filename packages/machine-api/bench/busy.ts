@@ -3,7 +3,7 @@
  * PrusaSlicer and four of which keep receiving 10 MB G-code uploads (each client sends its next job as soon
  * as the last is answered; prints take 0 s and clear their own bed). Slicers run as child processes and
  * uploads stream to disk, so the list's latency should stay that of an idle service (issue 20: p99 < 15 ms).
- * The notes count the jobs that went through during the run.
+ * The notes count the jobs sent and answered during the run.
  */
 
 import type { Scenario } from '../../../bench/scenario.js';
@@ -50,11 +50,14 @@ export function busyScenario(startMachineApi: Start): Scenario {
       const service = await startMachineApi(tables.join('\n'));
       const stl = binaryStl(sphere(20, 71, 140));
       const file = gcode(10 * 1024 * 1024);
+      // Jobs sent and answers by status, per kind (a slice is answered only once the machine has the job).
+      const started: Record<string, number> = {};
       const done: Record<string, number> = {};
       let running = true;
       // One client per machine, each sending its next job as soon as the last one is answered.
       const submit = async (machineId: string, design: Buffer, fileName: string, kind: string) => {
         while (running) {
+          started[kind] = (started[kind] ?? 0) + 1;
           const form = new FormData();
           form.append('params', JSON.stringify({ machine_id: machineId, job_name: kind }));
           form.append('file', new Blob([design]), fileName);
@@ -75,7 +78,10 @@ export function busyScenario(startMachineApi: Start): Scenario {
       ];
       const notes: Record<string, string | number> = { machines: IDLE + SLICERS + UPLOADERS };
       // Filled in as the run goes: the harness prints the notes after measuring.
-      const report = setInterval(() => Object.assign(notes, done), 100);
+      const report = setInterval(() => {
+        for (const [kind, count] of Object.entries(started)) notes[`${kind} sent`] = count;
+        Object.assign(notes, done);
+      }, 100);
       return {
         baseUrl: service.baseUrl,
         request: { path: '/machines' },

@@ -96,6 +96,7 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/queue', needs: 'read', granted: 200 },
   // A stream: the bad filter answers 400 once the key has passed, instead of streaming forever.
   { method: 'GET', path: '/events?types=nope', needs: 'read', granted: 400 },
+  { method: 'GET', path: '/events/history?limit=1', needs: 'read', granted: 200 },
   {
     method: 'PATCH',
     path: '/jobs/00000000-0000-4000-8000-000000000000',

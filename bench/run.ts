@@ -1,7 +1,9 @@
 /**
  * `npm run bench [-- --filter TEXT]`: runs every scenario of both services with autocannon, and the same
  * request against a bare node:http server answering the same bytes, then prints req/s, p50/p99 latency
- * and the service/baseline ratios (and, for data routes, the ratio to the same SQL run directly), and writes the numbers to bench/results/<timestamp>.json.
+ * and the service/baseline ratios (for data routes also the ratio to the same SQL run directly; for a
+ * scenario with a twin, e.g. the PostgreSQL run of a SQLite scenario, the ratio to the twin's req/s),
+ * and writes the numbers to bench/results/<timestamp>.json.
  */
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +35,9 @@ interface Row {
   /** The direct-SQL baseline (data routes only) and the service's req/s ratio to it. */
   direct?: Measurement;
   directRatio?: number;
+  /** The scenario's twin (see Scenario.twin) and this row's req/s ratio to the twin's in this run. */
+  twin?: string;
+  twinRatio?: number;
   notes: Record<string, string | number>;
 }
 
@@ -125,6 +130,7 @@ function formatTable(rows: Row[]): string {
     'ratio',
     'direct req/s',
     'vs direct',
+    'vs twin',
     'p50 ms',
     'p99 ms',
     'base p99',
@@ -139,6 +145,7 @@ function formatTable(rows: Row[]): string {
     row.rpsRatio.toFixed(2),
     row.direct ? row.direct.requestsPerSecond.toFixed(0) : '-',
     row.directRatio === undefined ? '-' : row.directRatio.toFixed(2),
+    row.twinRatio === undefined ? '-' : row.twinRatio.toFixed(2),
     row.service.p50Ms.toFixed(1),
     row.service.p99Ms.toFixed(1),
     row.baseline.p99Ms.toFixed(1),
@@ -202,6 +209,7 @@ async function main() {
         }
         const serviceResult = await measure(prepared.baseUrl, prepared.request, connections, seconds);
         const sentBytes = requestBodyBytes(prepared.request);
+        const twin = rows.find((row) => row.scenario === scenario.twin);
         const sent = (m: Measurement) => ((m.requestsPerSecond * sentBytes) / 1e6).toFixed(1);
         rows.push({
           scenario: scenario.name,
@@ -211,6 +219,12 @@ async function main() {
           p99Ratio: serviceResult.p99Ms / Math.max(baselineResult.p99Ms, 0.001),
           ...(direct
             ? { direct, directRatio: serviceResult.requestsPerSecond / direct.requestsPerSecond }
+            : {}),
+          ...(twin
+            ? {
+                twin: twin.scenario,
+                twinRatio: serviceResult.requestsPerSecond / twin.service.requestsPerSecond,
+              }
             : {}),
           // Uploads: request bytes per second, the service's and the baseline's.
           notes: {

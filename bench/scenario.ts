@@ -30,6 +30,11 @@ export interface PreparedScenario {
 
 export interface Scenario {
   name: string;
+  /**
+   * The scenario this one is a variant of (same data and request on another store or process count);
+   * when both ran, the table shows this one's req/s as a ratio of the twin's.
+   */
+  twin?: string;
   /** Concurrent connections (default 32). */
   connections?: number;
   /** Seconds per measurement (default 5, or BENCH_SECONDS). */

@@ -1,36 +1,36 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
+import pg from 'pg';
 import type { Scenario } from '../../../bench/scenario.js';
-import { startService } from '../../../bench/service-process.js';
 import { generateToken } from '../src/auth/secrets.js';
 import { openDatabase } from '../src/store/database.js';
 import { insertRelease } from '../src/store/releases.js';
 import { insertRepository } from '../src/store/repositories.js';
 import { insertToken } from '../src/store/tokens.js';
 import { insertUser } from '../src/store/users.js';
+import { type BenchStore, onEveryStore, startForgeOn } from './bench-store.js';
 import { scaleOutScenarios } from './scale-out-scenarios.js';
 
-const cli = new URL('../dist/cli.js', import.meta.url).pathname;
 const directSql = new URL('./direct-sql-server.mjs', import.meta.url).pathname;
 
-/** Starts forge on a throw-away data dir, after `seed` filled its database. */
-async function startForge(seed?: (dir: string) => Promise<void>) {
-  const dir = mkdtempSync(join(tmpdir(), 'forge-bench-'));
-  await seed?.(dir);
-  const service = await startService(cli, ['--data-dir', dir], '/api/v1/version');
+/** What a data scenario needs of its forge: where it answers, and its direct-SQL baseline (SQLite only). */
+interface ScenarioForge {
+  baseUrl: string;
+  /** The direct-SQL baseline of `kind` (see direct-sql-server.mjs), on the SQLite store only. */
+  direct(kind: string, ...args: string[]): { script: string; args: string[] } | undefined;
+  stop(): Promise<void>;
+}
+
+/** Starts forge on `store` after `seed` filled its database (given the data dir and database URL). */
+async function startForge(
+  store: BenchStore,
+  seed?: (dir: string, databaseUrl: string) => Promise<void>,
+): Promise<ScenarioForge> {
+  const forge = await startForgeOn(store, seed);
   return {
-    baseUrl: service.baseUrl,
-    /** The direct-SQL baseline of `kind` (see direct-sql-server.mjs) on this forge's database. */
-    direct: (kind: string, ...args: string[]) => ({
-      script: directSql,
-      args: [join(dir, 'forge.db'), kind, ...args],
-    }),
-    stop: async () => {
-      await service.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    baseUrl: forge.baseUrl,
+    direct: (kind, ...args) =>
+      store === 'sqlite' ? { script: directSql, args: [forge.sqliteFile, kind, ...args] } : undefined,
+    stop: forge.stop,
   };
 }
 
@@ -40,10 +40,7 @@ const RELEASES = 10_000;
  * Seeds, through the store, a public repository `bench/big` with 10 000 records: mostly published
  * releases, every 10th a draft, every 7th a prerelease, every 50th a tag-only record.
  */
-export async function seedReleases(
-  dir: string,
-  databaseUrl = `sqlite:${join(dir, 'forge.db')}`,
-): Promise<void> {
+export async function seedReleases(_dir: string, databaseUrl: string): Promise<void> {
   const forge = await openDatabase({ url: databaseUrl });
   try {
     const now = Math.floor(Date.now() / 1000);
@@ -94,8 +91,8 @@ const benchUserName = (i: number) => `user${String(i).padStart(6, '0')}`;
  * Seeds `count` public users straight through the store (batched inserts, no password hashing) plus a
  * `read:user` token for the first one; returns the plain token.
  */
-export async function seedUsers(dir: string, count: number): Promise<string> {
-  const forge = await openDatabase({ url: `sqlite:${join(dir, 'forge.db')}` });
+export async function seedUsers(databaseUrl: string, count: number): Promise<string> {
+  const forge = await openDatabase({ url: databaseUrl });
   try {
     const now = Math.floor(Date.now() / 1000);
     const BATCH = 1000;
@@ -142,17 +139,24 @@ const ACTIONS = 1_000_000;
 const OWN_ACTIONS = 20_000;
 const OTHER_USERS = 1_000;
 
+/** The `(user_id, created_unix)` of action `i` of `seedActions`' million, the same on every store. */
+function actionRow(i: number, benchId: number, now: number): [number, number] {
+  const step = Math.floor((ACTIONS / OWN_ACTIONS) | 0);
+  const uid = i % step === 0 ? benchId : benchId + 1 + (i % OTHER_USERS);
+  return [uid, now - Math.floor((i / ACTIONS) * 360 * 86400)];
+}
+
 /**
  * Seeds `bench` and 1 000 other users, then 1 000 000 action rows spread over the last year: 20 000 are
- * bench's own acts in its feed, the rest belong to the others' feeds. One prepared INSERT in one
- * transaction, straight on the SQLite file (the store's builder would take minutes for a million rows).
+ * bench's own acts in its feed, the rest belong to the others' feeds. The store's builder would take
+ * minutes for a million rows, so the actions go in straight: on SQLite one prepared INSERT in one
+ * transaction, on PostgreSQL 100 000 rows per INSERT … SELECT FROM unnest(arrays) (one round trip each).
  */
-export async function seedActions(dir: string): Promise<void> {
-  const file = join(dir, 'forge.db');
-  const forge = await openDatabase({ url: `sqlite:${file}` });
+export async function seedActions(_dir: string, databaseUrl: string): Promise<void> {
+  const forge = await openDatabase({ url: databaseUrl });
+  const now = Math.floor(Date.now() / 1000);
   let benchId: number;
   try {
-    const now = Math.floor(Date.now() / 1000);
     const bench = await insertUser(forge.db, {
       lower_name: 'bench',
       name: 'bench',
@@ -165,35 +169,57 @@ export async function seedActions(dir: string): Promise<void> {
   } finally {
     await forge.close();
   }
-  await seedUsers(dir, OTHER_USERS);
-  const db = new Sqlite(file);
+  await seedUsers(databaseUrl, OTHER_USERS);
+  if (forge.dialect === 'sqlite') {
+    const db = new Sqlite(databaseUrl.replace(/^sqlite:/, ''));
+    try {
+      const insert = db.prepare(
+        `INSERT INTO action (user_id, op_type, act_user_id, repo_id, comment_id, ref_name, is_private,
+           is_deleted, content, created_unix) VALUES (?, 5, ?, 0, 0, 'refs/heads/main', 0, 0, '', ?)`,
+      );
+      db.transaction(() => {
+        for (let i = 0; i < ACTIONS; i++) {
+          const [uid, created] = actionRow(i, benchId, now);
+          insert.run(uid, uid, created);
+        }
+      })();
+      db.exec('ANALYZE');
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
   try {
-    const now = Math.floor(Date.now() / 1000);
-    const insert = db.prepare(
-      `INSERT INTO action (user_id, op_type, act_user_id, repo_id, comment_id, ref_name, is_private,
-         is_deleted, content, created_unix) VALUES (?, 5, ?, 0, 0, 'refs/heads/main', 0, 0, '', ?)`,
-    );
-    db.transaction(() => {
-      const step = Math.floor((ACTIONS / OWN_ACTIONS) | 0);
-      for (let i = 0; i < ACTIONS; i++) {
-        const own = i % step === 0;
-        const other = benchId + 1 + (i % OTHER_USERS);
-        const uid = own ? benchId : other;
-        insert.run(uid, uid, now - Math.floor((i / ACTIONS) * 360 * 86400));
+    await client.query('BEGIN');
+    const BATCH = 100_000;
+    for (let start = 0; start < ACTIONS; start += BATCH) {
+      const users: number[] = [];
+      const created: number[] = [];
+      for (let i = start; i < Math.min(start + BATCH, ACTIONS); i++) {
+        const [uid, at] = actionRow(i, benchId, now);
+        users.push(uid);
+        created.push(at);
       }
-    })();
-    db.exec('ANALYZE');
+      await client.query(
+        `INSERT INTO action (user_id, op_type, act_user_id, repo_id, comment_id, ref_name, is_private,
+           is_deleted, content, created_unix)
+         SELECT u, 5, u, 0, 0, 'refs/heads/main', 0, 0, '', c FROM unnest($1::bigint[], $2::bigint[]) AS t(u, c)`,
+        [users, created],
+      );
+    }
+    await client.query('COMMIT');
   } finally {
-    db.close();
+    await client.end();
   }
 }
 
 /** A user activity route over `seedActions`' million rows, read anonymously. */
-function activityScenario(label: string, path: string, kind: string, ...args: string[]): Scenario {
-  return {
-    name: `forge GET /users/{u}/${label} (1 000 000 actions, 20 000 the user's)`,
+function activityScenarios(label: string, path: string, kind: string, ...args: string[]): Scenario[] {
+  return onEveryStore(`forge GET /users/{u}/${label} (1 000 000 actions, 20 000 the user's)`, (store) => ({
     async prepare() {
-      const service = await startForge(seedActions);
+      const service = await startForge(store, seedActions);
       return {
         baseUrl: service.baseUrl,
         request: { path },
@@ -202,16 +228,15 @@ function activityScenario(label: string, path: string, kind: string, ...args: st
         teardown: service.stop,
       };
     },
-  };
+  }));
 }
 
 /** `GET /users/search?q=…` matching ten users out of `count`. */
-function userSearchScenario(count: number): Scenario {
-  return {
-    name: `forge GET /users/search?q=… (${count.toLocaleString('en')} users)`,
+function userSearchScenarios(count: number): Scenario[] {
+  return onEveryStore(`forge GET /users/search?q=… (${count.toLocaleString('en')} users)`, (store) => ({
     async prepare() {
-      const service = await startForge(async (dir) => {
-        await seedUsers(dir, count);
+      const service = await startForge(store, async (_dir, url) => {
+        await seedUsers(url, count);
       });
       const keyword = benchUserName(Math.floor(count / 2)).slice(0, -1);
       return {
@@ -222,21 +247,20 @@ function userSearchScenario(count: number): Scenario {
         teardown: service.stop,
       };
     },
-  };
+  }));
 }
 
 export const scenarios: Scenario[] = [
   {
     name: 'forge GET /api/v1/version',
     async prepare() {
-      const service = await startForge();
+      const service = await startForge('sqlite');
       return { baseUrl: service.baseUrl, request: { path: '/api/v1/version' }, teardown: service.stop };
     },
   },
-  {
-    name: 'forge GET /repos/{o}/{r}/releases?limit=50 (10 000 releases)',
+  ...onEveryStore('forge GET /repos/{o}/{r}/releases?limit=50 (10 000 releases)', (store) => ({
     async prepare() {
-      const service = await startForge(seedReleases);
+      const service = await startForge(store, seedReleases);
       return {
         baseUrl: service.baseUrl,
         request: { path: '/api/v1/repos/bench/big/releases?limit=50' },
@@ -245,11 +269,10 @@ export const scenarios: Scenario[] = [
         teardown: service.stop,
       };
     },
-  },
-  {
-    name: 'forge GET /repos/{o}/{r}/releases/latest (10 000 releases)',
+  })),
+  ...onEveryStore('forge GET /repos/{o}/{r}/releases/latest (10 000 releases)', (store) => ({
     async prepare() {
-      const service = await startForge(seedReleases);
+      const service = await startForge(store, seedReleases);
       return {
         baseUrl: service.baseUrl,
         request: { path: '/api/v1/repos/bench/big/releases/latest' },
@@ -258,15 +281,14 @@ export const scenarios: Scenario[] = [
         teardown: service.stop,
       };
     },
-  },
-  userSearchScenario(1_000),
-  userSearchScenario(100_000),
-  {
-    name: 'forge GET /users/{username} with a token (100 000 users)',
+  })),
+  ...userSearchScenarios(1_000),
+  ...userSearchScenarios(100_000),
+  ...onEveryStore('forge GET /users/{username} with a token (100 000 users)', (store) => ({
     async prepare() {
       let token = '';
-      const service = await startForge(async (dir) => {
-        token = await seedUsers(dir, 100_000);
+      const service = await startForge(store, async (_dir, url) => {
+        token = await seedUsers(url, 100_000);
       });
       return {
         baseUrl: service.baseUrl,
@@ -279,13 +301,13 @@ export const scenarios: Scenario[] = [
         teardown: service.stop,
       };
     },
-  },
-  activityScenario('heatmap', '/api/v1/users/bench/heatmap', 'heatmap'),
-  activityScenario(
+  })),
+  ...activityScenarios('heatmap', '/api/v1/users/bench/heatmap', 'heatmap'),
+  ...activityScenarios(
     'activities/feeds?limit=30',
     '/api/v1/users/bench/activities/feeds?limit=30',
     'feeds',
     '30',
   ),
-  ...scaleOutScenarios(seedReleases),
+  ...scaleOutScenarios(),
 ];

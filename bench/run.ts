@@ -19,6 +19,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 interface Measurement {
   requestsPerSecond: number;
+  requests: number;
   p50Ms: number;
   p99Ms: number;
   errors: number;
@@ -38,6 +39,8 @@ interface Row {
   /** The scenario's twin (see Scenario.twin) and this row's req/s ratio to the twin's in this run. */
   twin?: string;
   twinRatio?: number;
+  /** Database statements per request during the service's measurement (see countStatements). */
+  statementsPerRequest?: number;
   notes: Record<string, string | number>;
 }
 
@@ -73,6 +76,7 @@ async function measure(baseUrl: string, request: BenchRequest, connections: numb
   });
   return {
     requestsPerSecond: result.requests.average,
+    requests: result.requests.total,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts,
@@ -131,6 +135,7 @@ function formatTable(rows: Row[]): string {
     'direct req/s',
     'vs direct',
     'vs twin',
+    'stmts/req',
     'p50 ms',
     'p99 ms',
     'base p99',
@@ -146,6 +151,7 @@ function formatTable(rows: Row[]): string {
     row.direct ? row.direct.requestsPerSecond.toFixed(0) : '-',
     row.directRatio === undefined ? '-' : row.directRatio.toFixed(2),
     row.twinRatio === undefined ? '-' : row.twinRatio.toFixed(2),
+    row.statementsPerRequest === undefined ? '-' : row.statementsPerRequest.toFixed(1),
     row.service.p50Ms.toFixed(1),
     row.service.p99Ms.toFixed(1),
     row.baseline.p99Ms.toFixed(1),
@@ -207,7 +213,9 @@ async function main() {
             await server.stop();
           }
         }
+        const statementsBefore = await prepared.countStatements?.();
         const serviceResult = await measure(prepared.baseUrl, prepared.request, connections, seconds);
+        const statementsAfter = await prepared.countStatements?.();
         const sentBytes = requestBodyBytes(prepared.request);
         const twin = rows.find((row) => row.scenario === scenario.twin);
         const sent = (m: Measurement) => ((m.requestsPerSecond * sentBytes) / 1e6).toFixed(1);
@@ -219,6 +227,9 @@ async function main() {
           p99Ratio: serviceResult.p99Ms / Math.max(baselineResult.p99Ms, 0.001),
           ...(direct
             ? { direct, directRatio: serviceResult.requestsPerSecond / direct.requestsPerSecond }
+            : {}),
+          ...(statementsBefore !== undefined && statementsAfter !== undefined && serviceResult.requests > 0
+            ? { statementsPerRequest: (statementsAfter - statementsBefore) / serviceResult.requests }
             : {}),
           ...(twin
             ? {

@@ -25,6 +25,11 @@ export interface PreparedScenario {
    * same answer from the same SQL run directly on the store, prepared once.
    */
   direct?: { script: string; args: string[] };
+  /**
+   * Statements the service's database has run so far (e.g. PostgreSQL's committed transactions): read
+   * before and after the measurement, the table shows the difference per request.
+   */
+  countStatements?(): Promise<number>;
   teardown(): Promise<void>;
 }
 

@@ -12,7 +12,8 @@ import pg from 'pg';
 import type { Scenario } from '../../../bench/scenario.js';
 import { freePort, startService, waitForHttp } from '../../../bench/service-process.js';
 
-const cli = new URL('../dist/cli.js', import.meta.url).pathname;
+// FORGE_BENCH_CLI names another build's dist/cli.js, to compare two builds on the same machine.
+const cli = process.env.FORGE_BENCH_CLI ?? new URL('../dist/cli.js', import.meta.url).pathname;
 const clusterLauncher = new URL('./forge-cluster.mjs', import.meta.url).pathname;
 
 export type BenchStore = 'sqlite' | 'postgres' | 'postgres, 2 processes';
@@ -53,6 +54,25 @@ export async function onServer(databaseUrl: string, statement: string): Promise<
   }
 }
 
+/**
+ * pg_stat_database's committed transactions of the database at `databaseUrl`, after flushing this
+ * session's and waiting out the other sessions' statistics delay (they report at most once a second).
+ * The count includes the two transactions of this check.
+ */
+async function committedTransactions(databaseUrl: string): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      'SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()',
+    );
+    return Number(rows[0].xact_commit);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Starts `processes` forge processes on one port (node:cluster above one) and waits for them. */
 async function startCluster(dir: string, databaseUrl: string, processes: number) {
   const port = await freePort();
@@ -87,6 +107,8 @@ async function startCluster(dir: string, databaseUrl: string, processes: number)
 
 export interface BenchForge {
   baseUrl: string;
+  /** PostgreSQL: transactions committed in the database so far (each statement outside BEGIN is one). */
+  countStatements?(): Promise<number>;
   dir: string;
   /** The forge.db of the SQLite store (what the direct-SQL baseline reads). */
   sqliteFile: string;
@@ -129,6 +151,7 @@ export async function startForgeOn(
           );
     return {
       baseUrl: service.baseUrl,
+      ...(store === 'sqlite' ? {} : { countStatements: () => committedTransactions(databaseUrl) }),
       dir,
       sqliteFile,
       stop: async () => {

@@ -52,6 +52,7 @@ export function scaleOutScenarios(): Scenario[] {
         baseUrl: service.baseUrl,
         request: { path: `/api/v1/users/search?q=${benchName(4242).slice(2, 7)}&limit=10` },
         notes: { users: USERS, store },
+        ...(service.countStatements ? { countStatements: service.countStatements } : {}),
         teardown: service.stop,
       };
     },

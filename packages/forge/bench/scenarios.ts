@@ -17,6 +17,7 @@ interface ScenarioForge {
   baseUrl: string;
   /** The direct-SQL baseline of `kind` (see direct-sql-server.mjs), on the SQLite store only. */
   direct(kind: string, ...args: string[]): { script: string; args: string[] } | undefined;
+  countStatements?(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -30,6 +31,7 @@ async function startForge(
     baseUrl: forge.baseUrl,
     direct: (kind, ...args) =>
       store === 'sqlite' ? { script: directSql, args: [forge.sqliteFile, kind, ...args] } : undefined,
+    ...(forge.countStatements ? { countStatements: forge.countStatements } : {}),
     stop: forge.stop,
   };
 }
@@ -225,6 +227,7 @@ function activityScenarios(label: string, path: string, kind: string, ...args: s
         request: { path },
         notes: { actions: ACTIONS, own: OWN_ACTIONS },
         direct: service.direct(kind, 'bench', ...args),
+        ...(service.countStatements ? { countStatements: service.countStatements } : {}),
         teardown: service.stop,
       };
     },
@@ -244,6 +247,7 @@ function userSearchScenarios(count: number): Scenario[] {
         request: { path: `/api/v1/users/search?q=${keyword}` },
         notes: { users: count, matches: 10 },
         direct: service.direct('search', keyword),
+        ...(service.countStatements ? { countStatements: service.countStatements } : {}),
         teardown: service.stop,
       };
     },
@@ -266,6 +270,7 @@ export const scenarios: Scenario[] = [
         request: { path: '/api/v1/repos/bench/big/releases?limit=50' },
         notes: { releases: RELEASES, pageSize: 50 },
         direct: service.direct('releases', 'bench', 'big', '50'),
+        ...(service.countStatements ? { countStatements: service.countStatements } : {}),
         teardown: service.stop,
       };
     },
@@ -278,6 +283,7 @@ export const scenarios: Scenario[] = [
         request: { path: '/api/v1/repos/bench/big/releases/latest' },
         notes: { releases: RELEASES },
         direct: service.direct('releases', 'bench', 'big', '1'),
+        ...(service.countStatements ? { countStatements: service.countStatements } : {}),
         teardown: service.stop,
       };
     },
@@ -298,6 +304,7 @@ export const scenarios: Scenario[] = [
         },
         notes: { users: 100_000 },
         direct: service.direct('user', benchUserName(54_321)),
+        ...(service.countStatements ? { countStatements: service.countStatements } : {}),
         teardown: service.stop,
       };
     },

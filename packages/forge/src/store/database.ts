@@ -19,6 +19,7 @@ import { oauth2Migration } from './migrations/005_oauth2.js';
 import { attachmentsMigration } from './migrations/006_attachments.js';
 import { activityIndexesMigration } from './migrations/008_activity_indexes.js';
 import { activityCountsMigration } from './migrations/009_activity_counts.js';
+import { preparedStatementPool } from './prepared-pool.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
 
@@ -55,7 +56,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<ForgeD
       if (options.onConnectionError) options.onConnectionError(error);
       else process.stderr.write(`forge: idle database connection failed: ${error.message}\n`);
     });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool) }) });
     forge = { db, dialect: 'postgres', close: () => db.destroy() };
   } else {
     const path = options.url.replace(/^(sqlite|file):(\/\/)?/, '');

@@ -117,8 +117,9 @@ export interface BenchForge {
 
 /**
  * Starts forge on `store` after `seed` filled its database (given the data dir and the database URL).
- * PostgreSQL gets `ANALYZE` after seeding: planner statistics as a running database has them
- * (autovacuum), not a fresh table's guesses.
+ * PostgreSQL gets `VACUUM ANALYZE` after seeding, as autovacuum leaves a running database: planner
+ * statistics instead of a fresh table's guesses, and a visibility map so covering indexes serve
+ * index-only scans (without it the heatmap visits 14 000 heap pages per request, ~4x slower).
  */
 export async function startForgeOn(
   store: BenchStore,
@@ -140,7 +141,7 @@ export async function startForgeOn(
   }
   try {
     await seed?.(dir, databaseUrl);
-    if (store !== 'sqlite') await onServer(databaseUrl, 'ANALYZE');
+    if (store !== 'sqlite') await onServer(databaseUrl, 'VACUUM ANALYZE');
     const service =
       store === 'postgres, 2 processes'
         ? await startCluster(dir, databaseUrl, 2)

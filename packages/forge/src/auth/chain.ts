@@ -4,7 +4,8 @@ import { ForbiddenBare, NotFound, Unauthorized } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { resolveAccessToken } from '../services/tokens.js';
 import { passwordChangeHint, signInWithPassword } from '../services/users.js';
-import type { AccessTokenRow, UserRow } from '../store/schema.js';
+import type { UserRow } from '../store/schema.js';
+import type { TokenCredential } from '../store/tokens.js';
 import { findUserByLowerName } from '../store/users.js';
 import { ANONYMOUS, type AuthInfo, type SignatureVerifier } from './context.js';
 import { looksLikeJwt, type OAuthTokenHit, type OAuthTokenVerifier } from './oauth2.js';
@@ -43,13 +44,13 @@ function basicCredentials(request: FastifyRequest): { username: string; password
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-function tokenAuth(hit: { row: AccessTokenRow; user: UserRow }, isBasic: boolean): AuthInfo {
-  const scope = TokenScope.parse(hit.row.scope);
+function tokenAuth(hit: { token: TokenCredential; user: UserRow }, isBasic: boolean): AuthInfo {
+  const scope = TokenScope.parse(hit.token.scope);
   return {
     user: hit.user,
     method: isBasic ? 'basic-token' : 'token',
     scope,
-    scopeText: hit.row.scope,
+    scopeText: hit.token.scope,
     publicOnly: scope.publicOnly,
     isBasic,
   };

@@ -22,6 +22,9 @@ const ALL = 'all';
 const CANONICAL_ORDER = [PUBLIC_ONLY, ...SCOPE_CATEGORIES.flatMap((c) => [`write:${c}`, `read:${c}`])];
 const ALL_WRITES = SCOPE_CATEGORIES.map((c) => `write:${c}`).join(',');
 
+const PARSED_SCOPES_LIMIT = 256;
+const parsedScopes = new Map<string, TokenScope>();
+
 /** A parsed scope: the granted level per category plus the public-only flag. */
 export class TokenScope {
   private constructor(
@@ -29,8 +32,23 @@ export class TokenScope {
     readonly publicOnly: boolean,
   ) {}
 
-  /** Parses a comma-separated scope string; throws `invalid access token scope: X` on an unknown item. */
+  /**
+   * Parses a comma-separated scope string; throws `invalid access token scope: X` on an unknown item.
+   * Every token request parses its stored scope: parsed scopes are kept by their text (a pure function
+   * of it, immutable), so a changed scope is a new text and never meets an old entry.
+   */
   static parse(scope: string): TokenScope {
+    let parsed = parsedScopes.get(scope);
+    if (!parsed) {
+      parsed = TokenScope.parseText(scope);
+      // Tokens share few distinct scopes; the bound only keeps odd inputs from growing the map.
+      if (parsedScopes.size >= PARSED_SCOPES_LIMIT) parsedScopes.clear();
+      parsedScopes.set(scope, parsed);
+    }
+    return parsed;
+  }
+
+  private static parseText(scope: string): TokenScope {
     const levels = new Map<ScopeCategory, ScopeLevel>();
     let publicOnly = false;
     const grant = (category: ScopeCategory, level: ScopeLevel) => {

@@ -4,13 +4,13 @@ import { BadRequest, Invalid, NotFound } from '../errors.js';
 import type { AccessTokenRow, UserRow } from '../store/schema.js';
 import {
   deleteToken,
-  findTokensByLastEight,
+  findTokenCredentialsByLastEight,
   findUserTokens,
   insertToken,
   listTokens,
+  type TokenCredential,
   touchToken,
 } from '../store/tokens.js';
-import { findUserById } from '../store/users.js';
 import { nowUnix, type ServiceContext } from './context.js';
 
 /** Creates a personal access token; the plain token is returned once and never stored. */
@@ -72,19 +72,17 @@ export async function deleteAccessToken(
 
 const TOKEN_SHAPE = /^[0-9a-f]{40}$/;
 
-/** The token row and its owner for a presented token, or null when it is unknown or malformed. */
+/** The token and its owner for a presented token, or null when it is unknown or malformed. */
 export async function resolveAccessToken(
   ctx: ServiceContext,
   token: string,
-): Promise<{ row: AccessTokenRow; user: UserRow } | null> {
+): Promise<{ token: TokenCredential; user: UserRow } | null> {
   if (!TOKEN_SHAPE.test(token)) return null;
-  const candidates = await findTokensByLastEight(ctx.db, token.slice(-8));
-  const row = candidates.find((candidate) => tokenMatches(token, candidate));
-  if (!row) return null;
-  const user = await findUserById(ctx.db, row.uid);
-  if (!user) return null;
+  const candidates = await findTokenCredentialsByLastEight(ctx.db, token.slice(-8));
+  const hit = candidates.find((candidate) => tokenMatches(token, candidate.token));
+  if (!hit) return null;
   const now = nowUnix();
   // Gitea bumps updated_unix on use; once a minute is enough and keeps hot tokens off the write path.
-  if (now - row.updated_unix >= 60) await touchToken(ctx.db, row.id, now);
-  return { row, user };
+  if (now - hit.token.updated_unix >= 60) await touchToken(ctx.db, hit.token.id, now);
+  return hit;
 }

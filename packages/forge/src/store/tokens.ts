@@ -1,11 +1,51 @@
 import type { Insertable, Kysely } from 'kysely';
-import type { AccessTokenRow, AccessTokenTable, Database } from './schema.js';
+import { prepared } from './prepared.js';
+import type { AccessTokenRow, AccessTokenTable, Database, UserRow } from './schema.js';
+import { userRowOf } from './users.js';
 
 type Db = Kysely<Database>;
 
-/** Tokens whose plain text ends in `lastEight` (the lookup key; the hash decides). */
-export function findTokensByLastEight(db: Db, lastEight: string): Promise<AccessTokenRow[]> {
-  return db.selectFrom('access_token').selectAll().where('token_last_eight', '=', lastEight).execute();
+/** What authentication needs of a token: what decides the match, its scope, and when it was last used. */
+export type TokenCredential = Pick<
+  AccessTokenRow,
+  'id' | 'token_hash' | 'token_salt' | 'scope' | 'updated_unix'
+>;
+
+// The token columns under names no user column has, so one row carries the token and its owner.
+const tokensWithOwners = prepared(1, (db, lastEight: string) =>
+  db
+    .selectFrom('access_token')
+    .innerJoin('user', 'user.id', 'access_token.uid')
+    .selectAll('user')
+    .select([
+      'access_token.id as token_id',
+      'access_token.token_hash as token_hash',
+      'access_token.token_salt as token_salt',
+      'access_token.scope as token_scope',
+      'access_token.updated_unix as token_updated_unix',
+    ])
+    .where('access_token.token_last_eight', '=', lastEight),
+);
+
+/**
+ * Tokens whose plain text ends in `lastEight` (the lookup key; the hash decides), each with its owner:
+ * one statement per request instead of the token and then its user.
+ */
+export async function findTokenCredentialsByLastEight(
+  db: Db,
+  lastEight: string,
+): Promise<{ token: TokenCredential; user: UserRow }[]> {
+  const rows = await tokensWithOwners(db, lastEight);
+  return rows.map((row) => ({
+    token: {
+      id: row.token_id,
+      token_hash: row.token_hash,
+      token_salt: row.token_salt,
+      scope: row.token_scope,
+      updated_unix: row.token_updated_unix,
+    },
+    user: userRowOf(row),
+  }));
 }
 
 /** Inserts a token row; returns undefined when the user already has a token of that name. */

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import pino, { type Logger } from 'pino';
+import pino, { type Bindings, type ChildLoggerOptions, type Logger } from 'pino';
 
 /** Where credentials can sit in a logged object: request headers under any of the names loggers use. */
 const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'sudo', '"x-ssh-certificate"'];
@@ -44,4 +44,73 @@ export function createLogger(options: { level?: string } = {}): Logger {
     serializers,
     ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : {}),
   });
+}
+
+type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/**
+ * A request's logger, made on first use. Fastify gives every request a child logger bound to its id;
+ * building one (bindings serialised and redacted) is a visible share of a small request's cost, and most
+ * requests never log. The child is the same `parent.child(bindings, options)` Fastify would make.
+ */
+class RequestLogger implements FastifyBaseLogger {
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  private get logger(): FastifyBaseLogger {
+    this.#child ??= this.parent.child(this.bindings, this.options);
+    return this.#child;
+  }
+
+  get level(): string {
+    return this.#child?.level ?? this.options.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.logger.level = level;
+  }
+
+  private log(method: LogMethod, args: unknown[]): void {
+    (this.logger[method] as (...args: unknown[]) => void)(...args);
+  }
+
+  fatal(...args: unknown[]): void {
+    this.log('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.log('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.log('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.log('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.log('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.log('trace', args);
+  }
+  silent(...args: unknown[]): void {
+    this.log('silent', args);
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.logger.child(bindings, options);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: request loggers that are only built when a request logs. */
+export function lazyRequestLogger(
+  parent: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
+  return new RequestLogger(parent, bindings, options);
 }

@@ -9,7 +9,7 @@ import { applySudo, assertAccountMayUseApi, authenticate } from '../auth/chain.j
 import { ANONYMOUS, type AuthInfo, type SignatureVerifier } from '../auth/context.js';
 import { checkSignedBodyDigest, createSignatureVerifier } from '../auth/httpsig-auth.js';
 import { createOAuthTokenVerifier, type OAuthTokenVerifier } from '../auth/oauth2.js';
-import { redactingLogger, redactUrl } from '../log.js';
+import { lazyRequestLogger, redactingLogger, redactUrl } from '../log.js';
 import { oauthRoutes } from '../oauth/routes.js';
 import { loadSigningKey } from '../oauth/signing-key.js';
 import type { ServiceContext } from '../services/context.js';
@@ -57,6 +57,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     loggerInstance: logger,
     // Two info lines per request cost a large share of throughput: requests are logged at debug level.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     // Query parameter schemas carry the type Gitea's document gives them (structs/query.ts).
     // Gitea's JSON decoder refuses a number or boolean where a string is due (and vice versa): bodies are
     // validated as sent, never coerced (`tag_name: 1` is a 422, not a tag named "1").

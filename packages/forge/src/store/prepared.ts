@@ -41,7 +41,8 @@ export function prepared<Args extends unknown[], Row>(
     }
     const { query, positions } = template;
     const parameters = positions.map((at, i) => (at < 0 ? query.parameters[i] : args[at]));
-    const result = await db.executeQuery<Row>({ ...query, parameters });
+    const { sql, queryId } = query;
+    const result = await db.executeQuery<Row>({ query: query.query, queryId, sql, parameters });
     return result.rows;
   };
 }

@@ -37,41 +37,75 @@ const handlers = {
       return userByName.get(args[0]);
     };
   },
+  // What forge needs for an anonymous search of a keyword of 3 or more characters: the trigram index
+  // narrows the candidates, the LIKE conditions (login, full name, public e-mail) decide; the count runs
+  // only when the page is full, as a shorter page already tells the total.
   search() {
-    const rows = db.prepare(
-      `SELECT * FROM user WHERE type + 0 = 0 AND visibility = 0
-         AND (lower_name LIKE ? ESCAPE '\\' OR lower(full_name) LIKE ? ESCAPE '\\')
-         AND id IN (SELECT rowid FROM user_search WHERE user_search MATCH ?)
-       ORDER BY lower_name, id LIMIT 10`,
-    );
-    const count = db.prepare(
-      `SELECT count(*) AS n FROM user WHERE type + 0 = 0 AND visibility = 0
-         AND (lower_name LIKE ? ESCAPE '\\' OR lower(full_name) LIKE ? ESCAPE '\\')
-         AND id IN (SELECT rowid FROM user_search WHERE user_search MATCH ?)`,
-    );
+    const where = `"type" + 0 = 0 AND visibility = 0
+         AND (lower_name LIKE ? ESCAPE '\\' OR lower(full_name) LIKE ? ESCAPE '\\'
+              OR (lower(email) LIKE ? ESCAPE '\\' AND keep_email_private = 0))
+         AND id IN (SELECT rowid FROM user_search WHERE user_search MATCH ?)`;
+    const rows = db.prepare(`SELECT * FROM user WHERE ${where} ORDER BY lower_name, id LIMIT ? OFFSET 0`);
+    const count = db.prepare(`SELECT count(*) AS n FROM user WHERE ${where}`);
+    const limit = 30; // forge's default page size
     const pattern = `%${args[0]}%`;
     const phrase = `"${args[0]}"`;
-    return () => ({
-      ok: true,
-      data: rows.all(pattern, pattern, phrase),
-      total: count.get(pattern, pattern, phrase).n,
-    });
+    return () => {
+      const data = rows.all(pattern, pattern, pattern, phrase, limit);
+      const total = data.length < limit ? data.length : count.get(pattern, pattern, pattern, phrase).n;
+      return { ok: true, data, total };
+    };
   },
+  // What forge needs for an anonymous release list (limit > 1) or the latest release (limit = 1): the
+  // owner and repository by name, one page (or the newest published non-prerelease), the count only for
+  // a full page (X-Total-Count, Link), the publishers of the page and its attachments.
   releases() {
     const limit = Number(args[2]);
+    const latest = limit === 1;
     const page = db.prepare(
-      `SELECT * FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0
-       ORDER BY created_unix DESC, id DESC LIMIT ?`,
+      latest
+        ? `SELECT * FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0 AND is_prerelease = 0
+           ORDER BY created_unix DESC, id DESC LIMIT 1`
+        : `SELECT * FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0
+           ORDER BY created_unix DESC, id DESC LIMIT ${limit} OFFSET 0`,
     );
     const count = db.prepare(
       'SELECT count(*) AS n FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0',
     );
+    const publishers = new Map();
+    const attachments = new Map();
+    const inList = (n) => Array(n).fill('?').join(',');
+    const usersByIds = (n) => {
+      if (!publishers.has(n)) publishers.set(n, db.prepare(`SELECT * FROM user WHERE id IN (${inList(n)})`));
+      return publishers.get(n);
+    };
+    const attachmentsOf = (n) => {
+      if (!attachments.has(n)) {
+        attachments.set(
+          n,
+          db.prepare(`SELECT * FROM attachment WHERE release_id IN (${inList(n)}) ORDER BY release_id, id`),
+        );
+      }
+      return attachments.get(n);
+    };
     return () => {
       const owner = userByName.get(args[0]);
       const repo = repoByName.get(owner.id, args[1]);
-      const rows = page.all(repo.id, limit);
-      const total = count.get(repo.id).n;
-      return limit === 1 ? { ...rows[0], author: owner, total } : rows.map((r) => ({ ...r, author: owner }));
+      const rows = page.all(repo.id);
+      const total = latest || rows.length < limit ? rows.length : count.get(repo.id).n;
+      const publisherIds = [...new Set(rows.map((r) => r.publisher_id))];
+      const authors = new Map(
+        usersByIds(publisherIds.length)
+          .all(publisherIds)
+          .map((u) => [u.id, u]),
+      );
+      const assets = rows.length ? attachmentsOf(rows.length).all(rows.map((r) => r.id)) : [];
+      const answer = rows.map((r) => ({
+        ...r,
+        author: authors.get(r.publisher_id),
+        assets: assets.filter((a) => a.release_id === r.id),
+      }));
+      return latest ? answer[0] : { total, answer };
     };
   },
   // The activity routes run forge's statements (src/store/actions.ts) for an anonymous reader.

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { compiledQuery } from './compiled-query.js';
 import type { AttachmentRow, Database } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -38,16 +39,22 @@ export function findAttachmentByUuid(db: Db, uuid: string): Promise<AttachmentRo
   return db.selectFrom('attachment').selectAll().where('uuid', '=', uuid).executeTakeFirst();
 }
 
-/** The attachments of several releases in one query, oldest first per release (Gitea orders by id). */
-export function listAttachmentsOfReleases(db: Db, releaseIds: readonly number[]): Promise<AttachmentRow[]> {
-  if (releaseIds.length === 0) return Promise.resolve([]);
-  return db
+const attachmentsOfReleases = compiledQuery((db, releaseIds: readonly number[]) =>
+  db
     .selectFrom('attachment')
     .selectAll()
     .where('release_id', 'in', releaseIds)
     .orderBy('release_id')
-    .orderBy('id')
-    .execute();
+    .orderBy('id'),
+);
+
+/**
+ * The attachments of several releases in one query, oldest first per release (Gitea orders by id).
+ * Compiled once per number of releases: a page has at most the configured maximum.
+ */
+export function listAttachmentsOfReleases(db: Db, releaseIds: readonly number[]): Promise<AttachmentRow[]> {
+  if (releaseIds.length === 0) return Promise.resolve([]);
+  return attachmentsOfReleases(db, releaseIds);
 }
 
 /** The attachment of a release with this exact file name (the first one when names repeat). */

@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, SelectQueryBuilder, Transaction } from 'kysely';
+import { compiledQuery, compiledShapedQuery } from './compiled-query.js';
 import type { Database, ReleaseRow, ReleaseTable } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -13,14 +14,42 @@ export interface ReleaseListFilter {
 
 function applyListFilter<O>(
   query: SelectQueryBuilder<Database, 'release', O>,
-  filter: ReleaseListFilter,
+  filter: ListShape,
+  repoId: number,
 ): SelectQueryBuilder<Database, 'release', O> {
-  let q = query.where('repo_id', '=', filter.repoId).where('is_tag', '=', 0);
+  let q = query.where('repo_id', '=', repoId).where('is_tag', '=', 0);
   if (!filter.includeDrafts) q = q.where('is_draft', '=', 0);
   if (filter.draft !== undefined) q = q.where('is_draft', '=', filter.draft ? 1 : 0);
   if (filter.prerelease !== undefined) q = q.where('is_prerelease', '=', filter.prerelease ? 1 : 0);
   return q;
 }
+
+/** The parts of the filter that change the SQL text (the repository is a value). */
+type ListShape = Omit<ReleaseListFilter, 'repoId'>;
+
+const flag = (value: boolean | undefined) => (value === undefined ? '-' : value ? '1' : '0');
+const listShapeKey = (filter: ListShape) =>
+  `${flag(filter.includeDrafts)}${flag(filter.draft)}${flag(filter.prerelease)}`;
+
+const releasePage = compiledShapedQuery(
+  (db, filter: ListShape, repoId: number, limit: number, offset: number) =>
+    applyListFilter(db.selectFrom('release').selectAll(), filter, repoId)
+      .orderBy('created_unix', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset),
+  listShapeKey,
+);
+
+const releaseCount = compiledShapedQuery(
+  (db, filter: ListShape, repoId: number) =>
+    applyListFilter(
+      db.selectFrom('release').select((eb) => eb.fn.countAll<number>().as('count')),
+      filter,
+      repoId,
+    ),
+  listShapeKey,
+);
 
 /** One page of releases, newest first (created_unix DESC, id DESC as Gitea). */
 export function listReleases(
@@ -28,26 +57,17 @@ export function listReleases(
   filter: ReleaseListFilter,
   page: { limit: number; offset: number },
 ): Promise<ReleaseRow[]> {
-  return applyListFilter(db.selectFrom('release').selectAll(), filter)
-    .orderBy('created_unix', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+  return releasePage(db, filter, filter.repoId, page.limit, page.offset);
 }
 
 /** Number of releases the same filter matches (X-Total-Count). */
 export async function countReleases(db: Db, filter: ReleaseListFilter): Promise<number> {
-  const row = await applyListFilter(
-    db.selectFrom('release').select((eb) => eb.fn.countAll<number>().as('count')),
-    filter,
-  ).executeTakeFirstOrThrow();
-  return Number(row.count);
+  const [row] = await releaseCount(db, filter, filter.repoId);
+  return Number(row?.count ?? 0);
 }
 
-/** Newest published, non-prerelease release. */
-export function findLatestRelease(db: Db, repoId: number): Promise<ReleaseRow | undefined> {
-  return db
+const latestRelease = compiledQuery((db, repoId: number) =>
+  db
     .selectFrom('release')
     .selectAll()
     .where('repo_id', '=', repoId)
@@ -56,8 +76,13 @@ export function findLatestRelease(db: Db, repoId: number): Promise<ReleaseRow | 
     .where('is_prerelease', '=', 0)
     .orderBy('created_unix', 'desc')
     .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1),
+);
+
+/** Newest published, non-prerelease release. */
+export async function findLatestRelease(db: Db, repoId: number): Promise<ReleaseRow | undefined> {
+  const [row] = await latestRelease(db, repoId);
+  return row;
 }
 
 /** A release or tag record by id within one repository. */

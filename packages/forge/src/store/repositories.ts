@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { compiledQuery } from './compiled-query.js';
 import type { Database, RepositoryRow, UserRow } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -9,24 +10,23 @@ export interface RepositoryWithOwner {
   owner: UserRow;
 }
 
-/** Looks a repository up by owner and repository name, case-insensitively. */
+const userByLowerName = compiledQuery((db, lowerName: string) =>
+  db.selectFrom('user').selectAll().where('lower_name', '=', lowerName),
+);
+
+const repoByOwnerAndLowerName = compiledQuery((db, ownerId: number, lowerName: string) =>
+  db.selectFrom('repository').selectAll().where('owner_id', '=', ownerId).where('lower_name', '=', lowerName),
+);
+
+/** Looks a repository up by owner and repository name, case-insensitively (every repository route). */
 export async function findRepositoryByName(
   db: Db,
   ownerName: string,
   repoName: string,
 ): Promise<RepositoryWithOwner | undefined> {
-  const owner = await db
-    .selectFrom('user')
-    .selectAll()
-    .where('lower_name', '=', ownerName.toLowerCase())
-    .executeTakeFirst();
+  const [owner] = await userByLowerName(db, ownerName.toLowerCase());
   if (!owner) return undefined;
-  const repo = await db
-    .selectFrom('repository')
-    .selectAll()
-    .where('owner_id', '=', owner.id)
-    .where('lower_name', '=', repoName.toLowerCase())
-    .executeTakeFirst();
+  const [repo] = await repoByOwnerAndLowerName(db, owner.id, repoName.toLowerCase());
   return repo ? { repo, owner } : undefined;
 }
 

@@ -57,7 +57,7 @@ const handlers = {
     };
   },
   // What forge needs for an anonymous release list (limit > 1) or the latest release (limit = 1): the
-  // owner and repository by name, one page (or the newest published non-prerelease), the count only for
+  // owner and repository by name, one page (or the newest published non-prerelease), the total only for
   // a full page (X-Total-Count, Link), the publishers of the page and its attachments.
   releases() {
     const limit = Number(args[2]);
@@ -69,8 +69,9 @@ const handlers = {
         : `SELECT * FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0
            ORDER BY created_unix DESC, id DESC LIMIT ${limit} OFFSET 0`,
     );
+    // The totals the release_count triggers keep (migration 010), as forge reads them.
     const count = db.prepare(
-      'SELECT count(*) AS n FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0',
+      'SELECT coalesce(sum(total), 0) AS n FROM release_count WHERE repo_id = ? AND is_draft = 0',
     );
     const publishers = new Map();
     const attachments = new Map();

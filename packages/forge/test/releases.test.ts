@@ -149,6 +149,41 @@ describe('releases', () => {
     });
   });
 
+  describe('rule 1: totals follow every write', () => {
+    it('X-Total-Count follows create, publish, prerelease edit, delete and the tag-only conversion', async () => {
+      const other = await createRepo(forge, ownerToken);
+      const total = async (query: string, token?: string) => {
+        const res = await forge.request('GET', `${other.path}/releases${query}`, { token });
+        expect(res.status).toBe(200);
+        return {
+          total: res.headers.get('x-total-count'),
+          tags: res.body.map((r: { tag_name: string }) => r.tag_name),
+        };
+      };
+      expect(await total('')).toEqual({ total: '0', tags: [] });
+      const a = (await release(ownerToken, other, { tag_name: 'a' })).body;
+      const b = (await release(ownerToken, other, { tag_name: 'b', draft: true })).body;
+      // Full pages (limit=1) take the total from the count, short pages from the page itself.
+      expect(await total('?limit=1')).toEqual({ total: '1', tags: ['a'] });
+      expect(await total('?limit=1', ownerToken)).toEqual({ total: '2', tags: ['b'] });
+      // Publishing the draft makes it count for everyone.
+      const edit = (id: number, body: Record<string, unknown>) =>
+        forge.request('PATCH', `${other.path}/releases/${id}`, { token: ownerToken, body });
+      expect((await edit(b.id, { draft: false })).status).toBe(200);
+      expect((await total('?limit=1')).total).toBe('2');
+      expect((await edit(a.id, { prerelease: true })).status).toBe(200);
+      expect((await total('?limit=1&pre-release=true')).total).toBe('1');
+      expect((await total('?limit=1&pre-release=false')).total).toBe('1');
+      // A deleted release is tag-only: no longer listed nor counted; converting it back counts it again.
+      const del = await forge.request('DELETE', `${other.path}/releases/${a.id}`, { token: ownerToken });
+      expect(del.status).toBe(204);
+      expect(await total('?limit=1')).toEqual({ total: '1', tags: ['b'] });
+      expect((await total('?limit=1&pre-release=true')).total).toBe('0');
+      expect((await release(ownerToken, other, { tag_name: 'a' })).status).toBe(201);
+      expect((await total('?limit=1')).total).toBe('2');
+    });
+  });
+
   describe('rule 2: latest', () => {
     it('TestAPIGetLatestRelease: newest release that is neither draft nor prerelease', async () => {
       const res = await forge.request('GET', `${repo.path}/releases/latest`);
@@ -542,6 +577,22 @@ describe('releases', () => {
         }
       }
       expect((await forge.request('GET', `${hidden.path}/releases`, { token: ownerToken })).status).toBe(200);
+    });
+
+    it('a repository made private answers 404 to anonymous readers of its releases at once', async () => {
+      const flipped = await createRepo(forge, ownerToken);
+      await release(ownerToken, flipped, { tag_name: 'v1' });
+      for (const suffix of ['/releases', '/releases/latest']) {
+        expect((await forge.request('GET', `${flipped.path}${suffix}`)).status).toBe(200);
+      }
+      const patch = await forge.request('PATCH', flipped.path, {
+        token: ownerToken,
+        body: { private: true },
+      });
+      expect(patch.status).toBe(200);
+      for (const suffix of ['/releases', '/releases/latest']) {
+        expect((await forge.request('GET', `${flipped.path}${suffix}`)).status).toBe(404);
+      }
     });
 
     it('a token without the repository scope is refused with 403 before the lookup', async () => {

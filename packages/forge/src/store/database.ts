@@ -19,6 +19,7 @@ import { oauth2Migration } from './migrations/005_oauth2.js';
 import { attachmentsMigration } from './migrations/006_attachments.js';
 import { activityIndexesMigration } from './migrations/008_activity_indexes.js';
 import { activityCountsMigration } from './migrations/009_activity_counts.js';
+import { releaseCountsMigration } from './migrations/010_release_counts.js';
 import { preparedStatementPool } from './prepared-pool.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -91,6 +92,7 @@ export function forgeMigrations(dialect: DialectName): Record<string, Migration>
     '006_attachments': attachmentsMigration(dialect),
     '008_activity_indexes': activityIndexesMigration(),
     '009_activity_counts': activityCountsMigration(dialect),
+    '010_release_counts': releaseCountsMigration(dialect),
   };
 }
 

@@ -203,6 +203,14 @@ export interface ReleaseTable {
   created_unix: number;
 }
 
+/** Release records (tag-only ones excluded) per repository and flags, kept by triggers (migration 010). */
+export interface ReleaseCountTable {
+  repo_id: number;
+  is_draft: number;
+  is_prerelease: number;
+  total: number;
+}
+
 export interface ProtectedTagTable {
   id: Id;
   repo_id: number;
@@ -302,6 +310,7 @@ export interface Database {
   action_heatmap: ActionHeatmapTable;
   action_feed_count: ActionFeedCountTable;
   release: ReleaseTable;
+  release_count: ReleaseCountTable;
   protected_tag: ProtectedTagTable;
   oauth2_application: OAuth2ApplicationTable;
   oauth2_grant: OAuth2GrantTable;

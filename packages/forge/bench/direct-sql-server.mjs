@@ -45,13 +45,15 @@ const handlers = {
          AND (lower_name LIKE ? ESCAPE '\\' OR lower(full_name) LIKE ? ESCAPE '\\'
               OR (lower(email) LIKE ? ESCAPE '\\' AND keep_email_private = 0))
          AND id IN (SELECT rowid FROM user_search WHERE user_search MATCH ?)`;
-    const rows = db.prepare(`SELECT * FROM user WHERE ${where} ORDER BY lower_name, id LIMIT ? OFFSET 0`);
+    const limit = 30; // forge's default page size, written into the SQL as forge does
+    const rows = db.prepare(
+      `SELECT * FROM user WHERE ${where} ORDER BY lower_name, id LIMIT ${limit} OFFSET ?`,
+    );
     const count = db.prepare(`SELECT count(*) AS n FROM user WHERE ${where}`);
-    const limit = 30; // forge's default page size
     const pattern = `%${args[0]}%`;
     const phrase = `"${args[0]}"`;
     return () => {
-      const data = rows.all(pattern, pattern, pattern, phrase, limit);
+      const data = rows.all(pattern, pattern, pattern, phrase, 0);
       const total = data.length < limit ? data.length : count.get(pattern, pattern, pattern, phrase).n;
       return { ok: true, data, total };
     };
@@ -67,7 +69,7 @@ const handlers = {
         ? `SELECT * FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0 AND is_prerelease = 0
            ORDER BY created_unix DESC, id DESC LIMIT 1`
         : `SELECT * FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0
-           ORDER BY created_unix DESC, id DESC LIMIT ${limit} OFFSET 0`,
+           ORDER BY created_unix DESC, id DESC LIMIT ${limit} OFFSET ?`,
     );
     // The totals the release_count triggers keep (migration 010), as forge reads them.
     const count = db.prepare(
@@ -92,7 +94,7 @@ const handlers = {
     return () => {
       const owner = userByName.get(args[0]);
       const repo = repoByName.get(owner.id, args[1]);
-      const rows = page.all(repo.id);
+      const rows = latest ? page.all(repo.id) : page.all(repo.id, 0);
       const total = latest || rows.length < limit ? rows.length : count.get(repo.id).n;
       const publisherIds = [...new Set(rows.map((r) => r.publisher_id))];
       const authors = new Map(

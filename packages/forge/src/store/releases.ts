@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, SelectQueryBuilder, Transaction } from 'kysely';
+import { type Insertable, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely';
 import { compiledQuery, compiledShapedQuery } from './compiled-query.js';
 import type { Database, ReleaseRow, ReleaseTable } from './schema.js';
 
@@ -31,14 +31,16 @@ const flag = (value: boolean | undefined) => (value === undefined ? '-' : value 
 const listShapeKey = (filter: ListShape) =>
   `${flag(filter.includeDrafts)}${flag(filter.draft)}${flag(filter.prerelease)}`;
 
+// The page size is part of the SQL text: SQLite answers `LIMIT 50` faster than `LIMIT ?` (it plans
+// for a known row count), and a page size is at most the configured maximum, so few variants exist.
 const releasePage = compiledShapedQuery(
-  (db, filter: ListShape, repoId: number, limit: number, offset: number) =>
-    applyListFilter(db.selectFrom('release').selectAll(), filter, repoId)
+  (db, page: { filter: ListShape; limit: number }, repoId: number, offset: number) =>
+    applyListFilter(db.selectFrom('release').selectAll(), page.filter, repoId)
       .orderBy('created_unix', 'desc')
       .orderBy('id', 'desc')
-      .limit(limit)
+      .limit(sql.lit(page.limit))
       .offset(offset),
-  listShapeKey,
+  (page) => `${listShapeKey(page.filter)}${page.limit}`,
 );
 
 // The totals the triggers keep (migration 010): the same filter over at most four rows per repository.
@@ -59,7 +61,9 @@ export function listReleases(
   filter: ReleaseListFilter,
   page: { limit: number; offset: number },
 ): Promise<ReleaseRow[]> {
-  return releasePage(db, filter, filter.repoId, page.limit, page.offset);
+  // A limit that is not a small positive integer never comes from a request (pageOf clamps it).
+  if (!Number.isSafeInteger(page.limit) || page.limit < 1) throw new Error(`bad page size ${page.limit}`);
+  return releasePage(db, { filter, limit: page.limit }, filter.repoId, page.offset);
 }
 
 /** Number of releases the same filter matches (X-Total-Count). */
@@ -78,7 +82,7 @@ const latestRelease = compiledQuery((db, repoId: number) =>
     .where('is_prerelease', '=', 0)
     .orderBy('created_unix', 'desc')
     .orderBy('id', 'desc')
-    .limit(1),
+    .limit(sql.lit(1)),
 );
 
 /** Newest published, non-prerelease release. */

@@ -229,24 +229,26 @@ function searchCondition(eb: ExpressionBuilder<Database, 'user'>, shape: SearchS
   return eb.and(conditions);
 }
 
+// The page size is part of the SQL text (SQLite plans `LIMIT 30` better than `LIMIT ?`); it is at most
+// the configured maximum, so few variants exist.
 const searchPage = compiledShapedQuery(
-  (db, shape: SearchShape, offset: number, limit: number, ...values: SearchValues) =>
+  (db, page: { shape: SearchShape; limit: number }, offset: number, ...values: SearchValues) =>
     db
       .selectFrom('user')
       .selectAll()
-      .where((eb) => searchCondition(eb, shape, values))
+      .where((eb) => searchCondition(eb, page.shape, values))
       // PostgreSQL underestimates how few rows '%keyword%' matches and would walk the whole name index in
       // order; sorting an expression (the same order, lower_name is lower-case already) makes it sort the
       // few trigram-index matches instead.
       .orderBy(
-        shape.keyword && shape.dialect === 'postgres'
+        page.shape.keyword && page.shape.dialect === 'postgres'
           ? sql`lower(${sql.ref('user.lower_name')})`
           : 'user.lower_name',
       )
       .orderBy('user.id')
       .offset(offset)
-      .limit(limit),
-  searchShapeKey,
+      .limit(sql.lit(page.limit)),
+  (page) => `${searchShapeKey(page.shape)},${page.limit}`,
 );
 
 const searchCount = compiledShapedQuery(
@@ -287,7 +289,10 @@ export async function searchUsers(
     likePattern(filter.keyword),
     ftsPhrase(filter.keyword),
   ];
-  const rows = await searchPage(db, shape, filter.offset, filter.limit, ...values);
+  // A limit that is not a small positive integer never comes from a request (pageOf clamps it).
+  if (!Number.isSafeInteger(filter.limit) || filter.limit < 1)
+    throw new Error(`bad page size ${filter.limit}`);
+  const rows = await searchPage(db, { shape, limit: filter.limit }, filter.offset, ...values);
   if (rows.length < filter.limit && (rows.length > 0 || filter.offset === 0)) {
     return { rows, total: filter.offset + rows.length };
   }

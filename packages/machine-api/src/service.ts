@@ -49,6 +49,8 @@ export interface RunningService {
   /** e.g. `http://127.0.0.1:8080` */
   url: string;
   app: FastifyInstance;
+  /** Settles once every machine's start has connected or given up (never rejects; failures are logged). */
+  machinesStarted: Promise<void>;
   /** Stops accepting requests, closes the machines, records the outcome of jobs, closes the database. */
   close(): Promise<void>;
 }
@@ -182,6 +184,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     return {
       url,
       app,
+      machinesStarted,
       close: shutdown,
     };
   } catch (error) {

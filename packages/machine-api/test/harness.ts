@@ -27,6 +27,11 @@ export interface StartOptions {
   dir?: string;
   /** Files written into the directory before start, by relative name. */
   files?: Record<string, string | Uint8Array>;
+  /**
+   * Return as soon as the service listens, before its machines have connected (default: once every
+   * machine's start settled, so a test's first request sees them connected, as a user would a moment later).
+   */
+  listenOnly?: boolean;
 }
 
 export interface MachineApiUnderTest {
@@ -63,6 +68,7 @@ export async function startMachineApi(
       logger,
       mdnsDefault: false,
     });
+    if (!options.listenOnly) await service.machinesStarted;
     return {
       baseUrl: service.url,
       dir,

@@ -49,7 +49,8 @@ describe('start-up with machines that never answer', () => {
   let api: MachineApiUnderTest;
   beforeAll(async () => {
     host = await HangingHost.start();
-    api = await startMachineApi(`
+    api = await startMachineApi(
+      `
 [machines.klipper]
 type = "Moonraker"
 endpoint = "http://127.0.0.1:${host.port}"
@@ -69,7 +70,9 @@ status_timeout_secs = 60
 
 [machines.sim]
 type = "Noop"
-`);
+`,
+      { listenOnly: true },
+    );
   });
   afterAll(async () => {
     await api.close();

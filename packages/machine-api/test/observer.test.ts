@@ -79,6 +79,22 @@ describe('the machine observer', () => {
     expect(observer.current('a')?.status.temperatures.extruder?.current).toBe(74);
   });
 
+  it('reports a change held back by the interval once the interval ends, with the latest readings', async () => {
+    const { observer, changes } = observerOf(['a'], 100);
+    const reported = () =>
+      changes
+        .filter((c) => c.kind === 'temperatures')
+        .map((c) => c.machine.status.temperatures.extruder?.current);
+    observer.record('a', status('idle', null, 25));
+    observer.record('a', status('idle', null, 26));
+    observer.record('a', status('idle', null, 27));
+    expect(reported()).toEqual([25]);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    // One report at the end of the interval, carrying the newest readings; nothing more while unchanged.
+    expect(reported()).toEqual([25, 27]);
+    observer.close();
+  });
+
   it('remembers since when a machine is offline', () => {
     const { observer } = observerOf(['m'], 0);
     observer.record('m', { ...status('idle', null, 25), state: { state: 'offline' } });
@@ -129,8 +145,8 @@ describe('an SSE stream', () => {
   });
 
   it('drops a client that stops reading instead of buffering without bound', async () => {
-    // Streams write what one turn of the event loop published once that turn is over.
-    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    // Streams write what was published every FLUSH_MS (10 ms); this waits for the next flush.
+    const turn = () => new Promise((resolve) => setTimeout(resolve, 50));
     const bus = new EventHistory();
     const response = new FakeResponse();
     const stream = new EventStream(response as unknown as ServerResponse, bus, {

@@ -13,7 +13,7 @@ export const EVENT_TYPES = [
   'machine.state',
   /** Only a machine's progress changed. */
   'machine.progress',
-  /** A machine's temperatures changed (at most one per machine per second). */
+  /** A machine's temperatures changed (at most one per machine per second; a held-back change follows when it ends). */
   'machine.temperatures',
   /** A job was created or changed status, message, position or progress (`data`: the job). */
   'job.updated',

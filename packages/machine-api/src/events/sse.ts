@@ -37,10 +37,13 @@ export function frame(event: FarmEvent): string {
 const frames = new WeakMap<FarmEvent, string>();
 
 /**
- * Streams with text waiting, flushed together once the current turn of the event loop is over: what one
- * turn publishes (a burst of device reports read at once) goes out as one socket write per stream instead
- * of one per event, without holding anything back for longer than that turn.
+ * Streams with text waiting, flushed together every FLUSH_MS: what arrives meanwhile (a burst of device
+ * reports, or 100 printers' readings spread over a second) goes out as one socket write per stream instead
+ * of one per event. Measured with 1 000 subscribers and 100 printers changing every second: flushing after
+ * each event-loop turn cost 75–79 % of a core; every 10 ms, 45 % with change→receipt p99 56–64 ms; every
+ * 20 ms, 35 % but p99 120 ms.
  */
+const FLUSH_MS = 10;
 const waiting = new Set<EventStream>();
 let flushScheduled = false;
 
@@ -48,12 +51,12 @@ function flushSoon(stream: EventStream): void {
   waiting.add(stream);
   if (flushScheduled) return;
   flushScheduled = true;
-  setImmediate(() => {
+  setTimeout(() => {
     flushScheduled = false;
     const streams = [...waiting];
     waiting.clear();
     for (const waitingStream of streams) waitingStream.flush();
-  });
+  }, FLUSH_MS);
 }
 
 /** Streams `bus` events to `response` (headers already sent) until either side ends. */

@@ -62,6 +62,8 @@ interface Slot {
   lastTemperatureChange: number;
   /** Temperatures last reported to listeners (the snapshot itself always has the latest). */
   reportedTemperatures: Record<string, Temperature>;
+  /** Reports, once the interval since the last report ends, a change held back during it. */
+  temperatureTimer: NodeJS.Timeout | null;
   unsubscribe: (() => void) | null;
 }
 
@@ -92,6 +94,7 @@ export class MachineObserver {
         recordedAt: 0,
         lastTemperatureChange: 0,
         reportedTemperatures: {},
+        temperatureTimer: null,
         unsubscribe: null,
       });
     }
@@ -148,7 +151,10 @@ export class MachineObserver {
   close(): void {
     this.closed = true;
     if (this.poller) clearInterval(this.poller);
-    for (const slot of this.slots.values()) slot.unsubscribe?.();
+    for (const slot of this.slots.values()) {
+      slot.unsubscribe?.();
+      if (slot.temperatureTimer) clearTimeout(slot.temperatureTimer);
+    }
     this.listeners.clear();
   }
 
@@ -224,22 +230,42 @@ export class MachineObserver {
     } else if (before.status.progress !== next.status.progress) {
       changes.push({ kind: 'progress', machine: next });
     }
-    const now = Date.now();
-    if (
-      !sameTemperatures(slot.reportedTemperatures, next.status.temperatures) &&
-      now - slot.lastTemperatureChange >= this.options.temperatureIntervalMs
-    ) {
-      slot.lastTemperatureChange = now;
+    if (this.temperaturesDue(slot, next)) changes.push({ kind: 'temperatures', machine: next });
+    for (const change of changes) this.tell(change);
+  }
+
+  /**
+   * Whether `next`'s temperatures are to be reported now: they differ from the last report and the interval
+   * since it has passed. A change inside the interval is held back and reported when the interval ends (the
+   * latest readings then), so readers learn of it at most one interval late, never one whole change late.
+   */
+  private temperaturesDue(slot: Slot, next: ObservedMachine): boolean {
+    if (sameTemperatures(slot.reportedTemperatures, next.status.temperatures)) return false;
+    const wait = slot.lastTemperatureChange + this.options.temperatureIntervalMs - Date.now();
+    if (wait <= 0) {
+      slot.lastTemperatureChange = Date.now();
       slot.reportedTemperatures = next.status.temperatures;
-      changes.push({ kind: 'temperatures', machine: next });
+      return true;
     }
-    for (const change of changes) {
-      for (const listener of this.listeners) {
-        try {
-          listener(change);
-        } catch (error) {
-          this.options.logger.error({ err: error, machine: next.id }, 'machine change listener failed');
-        }
+    slot.temperatureTimer ??= setTimeout(() => {
+      slot.temperatureTimer = null;
+      if (!this.closed && this.temperaturesDue(slot, slot.current)) {
+        this.tell({ kind: 'temperatures', machine: slot.current });
+      }
+    }, wait);
+    slot.temperatureTimer.unref();
+    return false;
+  }
+
+  private tell(change: MachineChange): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.options.logger.error(
+          { err: error, machine: change.machine.id },
+          'machine change listener failed',
+        );
       }
     }
   }

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
-import { prepared } from './prepared.js';
+import { compiledQuery } from './compiled-query.js';
 import type { AccessTokenRow, AccessTokenTable, Database, UserRow } from './schema.js';
 import { userRowOf } from './users.js';
 
@@ -12,7 +12,7 @@ export type TokenCredential = Pick<
 >;
 
 // The token columns under names no user column has, so one row carries the token and its owner.
-const tokensWithOwners = prepared(1, (db, lastEight: string) =>
+const tokensWithOwners = compiledQuery((db, lastEight: string) =>
   db
     .selectFrom('access_token')
     .innerJoin('user', 'user.id', 'access_token.uid')

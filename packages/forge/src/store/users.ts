@@ -1,16 +1,15 @@
 import { type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import { compiledQuery, compiledShapedQuery } from './compiled-query.js';
 import type { DialectName } from './dialect.js';
-import { prepared } from './prepared.js';
 import { type Database, type NewUser, type UserRow, type UserUpdate, Visibility } from './schema.js';
 
 type Db = Kysely<Database>;
 
 // Compiled once: every authenticated request and most routes look a user up by id or name.
-const usersByLowerName = prepared(1, (db, lowerName: string) =>
+const usersByLowerName = compiledQuery((db, lowerName: string) =>
   db.selectFrom('user').selectAll().where('lower_name', '=', lowerName),
 );
-const usersById = prepared(1, (db, id: number) => db.selectFrom('user').selectAll().where('id', '=', id));
+const usersById = compiledQuery((db, id: number) => db.selectFrom('user').selectAll().where('id', '=', id));
 
 /**
  * The user columns of a row that also carries other columns (a join), as a row of their own. Spelled

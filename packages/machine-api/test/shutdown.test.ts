@@ -5,7 +5,7 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -37,6 +37,14 @@ afterAll(async () => {
   for (const pid of slicers) if (isSlicer(pid)) process.kill(pid, 'SIGKILL');
   await rm(dir, { recursive: true, force: true });
 });
+
+/** The nice value of each thread of `pid` (field 19 of /proc/<pid>/task/<tid>/stat). */
+function nicenessOfThreads(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
 
 function isSlicer(pid: number): boolean {
   try {
@@ -111,6 +119,8 @@ describe('shutdown and restart', () => {
     const { child, url } = await serve(dataDir);
     const { pid, response } = await startSlicing(url, dataDir);
     expect(isSlicer(pid)).toBe(true);
+    // Slicers run at nice 10 (every thread of theirs), so the API keeps its share of the cores.
+    expect(new Set(nicenessOfThreads(pid))).toEqual(new Set([10]));
     // A client that keeps its connection open after a request.
     const agent = new Agent({ keepAlive: true });
     await new Promise<void>((resolve, reject) => {

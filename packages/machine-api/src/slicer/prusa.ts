@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BadRequest, SlicingFailed } from '../errors.js';
 import { estimateFromTrailer, readGcodeTrailer } from './estimate.js';
@@ -34,6 +34,22 @@ export function slicerLoad(): { running: number; waiting: number } {
 /** `/usr/bin/prusa-slicer` when present (Debian's package), else whatever `prusa-slicer` is on PATH. */
 function prusaExecutable(): string {
   return existsSync('/usr/bin/prusa-slicer') ? '/usr/bin/prusa-slicer' : 'prusa-slicer';
+}
+
+/**
+ * Slicers run at nice 10: two of them can take every core for seconds, and the API (machine lists, events,
+ * uploads) must stay responsive meanwhile. On an otherwise idle host this costs the slicer nothing. Set
+ * right after the fork, before PrusaSlicer starts its worker threads, which inherit it.
+ */
+const SLICER_NICENESS = 10;
+
+function lowerPriority(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    setPriority(pid, SLICER_NICENESS);
+  } catch {
+    // The slicer already exited (e.g. not installed): its own outcome is reported instead.
+  }
 }
 
 /** Keeps only the last `limit` characters of a child's output. */
@@ -101,6 +117,7 @@ export class PrusaSlicer implements Slicer {
       // Its own process group: stopping it stops whatever it started too, and a signal sent to the
       // service's group (Ctrl-C) leaves it to the service to stop.
       const child = spawn(prusaExecutable(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      lowerPriority(child.pid);
       // Recorded in the job's work dir so that a start after a crash can end it (killLeftoverSlicer).
       if (child.pid !== undefined) writeFileSync(pidFile, String(child.pid));
       const stdout = new OutputTail(OUTPUT_TAIL_CHARS);

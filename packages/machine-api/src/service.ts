@@ -27,7 +27,7 @@ import { StoredFiles } from './octoprint/stored-files.js';
 import { printSubmitter } from './octoprint/submit.js';
 import { QueueService } from './queue/service.js';
 import { buildApp } from './server/app.js';
-import { type Advertisement, advertise } from './server/mdns.js';
+import type { Advertisement } from './server/mdns.js';
 import { API_VERSION } from './server/openapi.js';
 import { setMaxConcurrentSlices } from './slicer/prusa.js';
 
@@ -169,6 +169,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     machinesStarted = machines.start();
     observer.start();
     if (config.server.mdns ?? options.mdnsDefault ?? true) {
+      // The mDNS responder's modules are loaded only when it is on.
+      const { advertise } = await import('./server/mdns.js');
       advertisement = advertise({
         port: Number(new URL(url).port),
         machineIds: machines.machines.map((entry) => entry.id),

@@ -6,7 +6,6 @@ import { extname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { MissingScope } from '../access/errors.js';
 import { type Actor, ANONYMOUS, mayManageJob } from '../access/scopes.js';
-import { inspectDesign } from '../design/inspect.js';
 import { BadRequest, Conflict, NotFound } from '../errors.js';
 import { isFinal, isWaiting, type Job, type QueueConstraints } from '../jobs/job.js';
 import type { JobRunner, Upload } from '../jobs/runner.js';
@@ -68,6 +67,8 @@ export class QueueService implements FarmQueue {
 
   async submit(upload: Upload, submission: QueueSubmission, owner: string | null = null): Promise<Job> {
     const { store, runner } = this.options;
+    // Loaded with the first queued job: the design readers (zip, XML) are not needed at start-up.
+    const { inspectDesign } = await import('../design/inspect.js');
     const info = await inspectDesign(upload.path, upload.fileName);
     const design: DesignNeeds = { kind: info.kind, size: info.size };
     const constraints = normalised(submission.constraints);

@@ -11,7 +11,6 @@ import type { DesignInfo, DesignKind } from '../design/inspect.js';
 import type { DesignWorkers } from '../design/workers.js';
 import { InvalidDesign } from '../errors.js';
 import type { PrintFileFormat, Volume } from '../machines/machine.js';
-import { writeGcode3mf } from './bambu-package.js';
 import { readGcodeTrailer } from './estimate.js';
 import { PrusaSlicer } from './prusa.js';
 import type { SliceEstimate, SlicerConfig } from './slicer.js';
@@ -76,6 +75,8 @@ export async function preparePrint(request: PrepareRequest): Promise<PreparedPri
   }
   if (request.format === 'gcode.3mf') {
     const packagePath = fileInWorkDir(request.workDir, 'plate.gcode.3mf', request.uploadPath);
+    // Loaded here: only Bambu printers take this format, and its zip writer is not needed at start-up.
+    const { writeGcode3mf } = await import('./bambu-package.js');
     await writeGcode3mf(gcodePath, packagePath, { estimate, trailer: await readGcodeTrailer(gcodePath) });
     return { filePath: packagePath, designKind: design.kind, estimate };
   }

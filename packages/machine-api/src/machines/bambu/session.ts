@@ -8,8 +8,9 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
+import { LazyModule } from '../../lazy-module.js';
 import { MachineError } from '../machine.js';
 import { mergeReport, type Report, stringField } from './report.js';
 
@@ -22,6 +23,9 @@ export interface SessionOptions {
   staleAfterMs: number;
   logger: Logger;
 }
+
+/** The MQTT client library, loaded with the first connection (not at start-up when no Bambu is configured). */
+const mqttLibrary = new LazyModule(async () => (await import('mqtt')).default);
 
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
@@ -53,6 +57,8 @@ export class BambuSession {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private silenceTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Counts `connect()` calls: a connection whose library finished loading after a newer one is dropped. */
+  private connects = 0;
   private readonly pending = new Set<PendingRequest>();
   private readonly listeners = new Set<ReportListener>();
 
@@ -185,6 +191,22 @@ export class BambuSession {
 
   private connect(): void {
     if (this.closed) return;
+    const mqtt = mqttLibrary.loaded;
+    if (mqtt) {
+      this.open(mqtt);
+      return;
+    }
+    const attempt = ++this.connects;
+    mqttLibrary.get().then(
+      (library) => {
+        if (!this.closed && attempt === this.connects) this.open(library);
+      },
+      (error: Error) => this.onError(error),
+    );
+  }
+
+  private open(mqtt: NonNullable<typeof mqttLibrary.loaded>): void {
+    this.connects++;
     const client = mqtt.connect({
       protocol: 'mqtts',
       host: this.host,

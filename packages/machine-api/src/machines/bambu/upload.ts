@@ -1,7 +1,11 @@
 /** Sending a print file to the printer's SD card over implicit FTPS (port 990, passive mode), as Bambu Studio does. */
 
-import { Client, FTPError } from 'basic-ftp';
+import type { FTPError } from 'basic-ftp';
+import { LazyModule } from '../../lazy-module.js';
 import { MachineError } from '../machine.js';
+
+/** The FTP client library, loaded with the first upload to a Bambu printer. */
+const ftpLibrary = new LazyModule(() => import('basic-ftp'));
 
 export interface UploadRequest {
   host: string;
@@ -15,6 +19,8 @@ export interface UploadRequest {
 
 /** Uploads `localPath` to the FTP root as `remoteName`; rejects with `MachineError` saying what went wrong. */
 export async function uploadPrintFile(request: UploadRequest): Promise<void> {
+  request.signal.throwIfAborted();
+  const { Client, FTPError } = await ftpLibrary.get();
   request.signal.throwIfAborted();
   const client = new Client(request.timeoutMs);
   const abort = () => client.close();
@@ -34,7 +40,7 @@ export async function uploadPrintFile(request: UploadRequest): Promise<void> {
     request.signal.throwIfAborted();
     throw new MachineError(
       'MachineRejected',
-      `uploading the print file to the printer failed: ${describe(error)}`,
+      `uploading the print file to the printer failed: ${describe(error, FTPError)}`,
     );
   } finally {
     request.signal.removeEventListener('abort', abort);
@@ -42,8 +48,8 @@ export async function uploadPrintFile(request: UploadRequest): Promise<void> {
   }
 }
 
-function describe(error: unknown): string {
-  if (error instanceof FTPError && error.code === 530) {
+function describe(error: unknown, ftpError: typeof FTPError): string {
+  if (error instanceof ftpError && error.code === 530) {
     return 'the printer refused the FTPS login (check access_code)';
   }
   return error instanceof Error ? error.message : String(error);

@@ -8,7 +8,11 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, openAsBlob } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { Agent, FormData, fetch, type Response } from 'undici';
+import type { Agent, FormData, Response } from 'undici';
+import { LazyModule } from '../../lazy-module.js';
+
+/** The HTTP client library, loaded with the first request to a Moonraker (not at start-up). */
+const undici = new LazyModule(() => import('undici'));
 
 /** The printer objects this backend reads: job state, file progress, heaters and Klippy's own state. */
 export const STATUS_OBJECTS = {
@@ -73,18 +77,12 @@ export interface MoonrakerClientOptions {
 
 export class MoonrakerClient {
   readonly endpoint: string;
-  private readonly agent: Agent;
+  /** Made with the first request (see `pool`). */
+  private agent: Agent | null = null;
+  private closed = false;
 
   constructor(private readonly options: MoonrakerClientOptions) {
     this.endpoint = options.endpoint.replace(/\/+$/, '');
-    // A dedicated pool per printer, so close() releases its sockets and a slow printer cannot starve others.
-    this.agent = new Agent({
-      connect: { timeout: options.timeoutMs },
-      keepAliveTimeout: 4_000,
-      // Moonraker answers an upload only once it has processed the file (metadata extraction).
-      headersTimeout: Math.max(options.timeoutMs, 60_000),
-      bodyTimeout: Math.max(options.timeoutMs, 60_000),
-    });
   }
 
   /** Headers every request carries (and the websocket upgrade too). */
@@ -119,7 +117,8 @@ export class MoonrakerClient {
    * answers 201 with `{item, action, …}` not wrapped in `result`; both forms are accepted.
    */
   async uploadGcode(localPath: string, remoteName: string, signal: AbortSignal): Promise<UploadedItem> {
-    const form = new FormData();
+    const { FormData } = await undici.get();
+    const form: FormData = new FormData();
     form.append('root', 'gcodes');
     // Moonraker compares it with its own digest and answers 422 on a mismatch: no half-transferred prints.
     form.append('checksum', await sha256Of(localPath, signal));
@@ -167,7 +166,27 @@ export class MoonrakerClient {
 
   /** Releases the connection pool. */
   async close(): Promise<void> {
-    await this.agent.destroy();
+    this.closed = true;
+    await this.agent?.destroy();
+  }
+
+  /**
+   * A dedicated pool per printer, so close() releases its sockets and a slow printer cannot starve others.
+   * After close() it is a closed one, so that a late request fails as it would on the released pool.
+   */
+  private async pool(): Promise<{ agent: Agent; fetch: typeof import('undici').fetch }> {
+    const { Agent, fetch } = await undici.get();
+    if (!this.agent) {
+      this.agent = new Agent({
+        connect: { timeout: this.options.timeoutMs },
+        keepAliveTimeout: 4_000,
+        // Moonraker answers an upload only once it has processed the file (metadata extraction).
+        headersTimeout: Math.max(this.options.timeoutMs, 60_000),
+        bodyTimeout: Math.max(this.options.timeoutMs, 60_000),
+      });
+      if (this.closed) await this.agent.destroy();
+    }
+    return { agent: this.agent, fetch };
   }
 
   private async call<T>(method: string, path: string, json?: unknown, signal?: AbortSignal): Promise<T> {
@@ -193,6 +212,7 @@ export class MoonrakerClient {
   ): Promise<Response> {
     const headers: Record<string, string> = { Accept: 'application/json', ...this.authHeaders() };
     if (typeof body === 'string') headers['Content-Type'] = 'application/json';
+    const { agent, fetch } = await this.pool();
     let response: Response;
     try {
       response = await fetch(`${this.endpoint}${path}`, {
@@ -200,7 +220,7 @@ export class MoonrakerClient {
         headers,
         body,
         signal,
-        dispatcher: this.agent,
+        dispatcher: agent,
       });
     } catch (error) {
       throw this.transportError(method, path, error, signal);

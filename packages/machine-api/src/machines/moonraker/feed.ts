@@ -9,7 +9,8 @@
  */
 
 import type { Logger } from 'pino';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
+import { LazyModule } from '../../lazy-module.js';
 import {
   type MoonrakerClient,
   MoonrakerRequestError,
@@ -19,6 +20,9 @@ import {
   STATUS_OBJECTS,
 } from './client.js';
 import { mergeStatus } from './status.js';
+
+/** The websocket library, loaded with the first connection to a Moonraker (not at start-up). */
+const websocketLibrary = new LazyModule(async () => (await import('ws')).default);
 
 export interface FeedSnapshot {
   /** The last exchange with Moonraker succeeded. */
@@ -198,8 +202,9 @@ export class StatusFeed {
     this.setKlippy(printer.state, printer.state_message);
   }
 
-  private openWebsocket(): Promise<WebSocket> {
+  private async openWebsocket(): Promise<WebSocket> {
     const url = `${this.client.endpoint.replace(/^http/, 'ws')}/websocket`;
+    const WebSocket = await websocketLibrary.get();
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(url, {
         headers: this.client.authHeaders(),
@@ -368,8 +373,7 @@ export class StatusFeed {
     apply?: (result: unknown) => void,
   ): Promise<unknown> {
     const socket = this.socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN)
-      return Promise.reject(new Error('websocket not open'));
+    if (!socket || socket.readyState !== socket.OPEN) return Promise.reject(new Error('websocket not open'));
     const id = this.nextRpcId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

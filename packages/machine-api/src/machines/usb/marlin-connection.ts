@@ -8,9 +8,10 @@
  */
 
 import type { Logger } from 'pino';
-import { ReadlineParser, SerialPort } from 'serialport';
+import type { ReadlineParser, SerialPort } from 'serialport';
 import type { Temperature } from '../machine.js';
 import { type FirmwareMessage, frameLine, parseFirmwareLine } from './marlin-protocol.js';
+import { serialportLibrary } from './serialport-library.js';
 
 /** Why a command could not be completed. */
 export class MarlinError extends Error {
@@ -103,10 +104,11 @@ export class MarlinConnection {
     logger: Logger,
     timings: ConnectionTimings,
   ): Promise<MarlinConnection> {
+    const { SerialPort, ReadlineParser } = await serialportLibrary.get();
     const port = new SerialPort({ path, baudRate, autoOpen: false });
     await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
     const connection = new MarlinConnection(port, logger, timings);
-    connection.attach();
+    connection.attach(new ReadlineParser({ delimiter: '\n', encoding: 'latin1' }));
     try {
       await connection.handshake();
     } catch (error) {
@@ -155,8 +157,8 @@ export class MarlinConnection {
     if (this.port.isOpen) await new Promise<void>((resolve) => this.port.close(() => resolve()));
   }
 
-  private attach(): void {
-    const lines = this.port.pipe(new ReadlineParser({ delimiter: '\n', encoding: 'latin1' }));
+  private attach(parser: ReadlineParser): void {
+    const lines = this.port.pipe(parser);
     lines.on('data', (line: string) => this.receive(line.replace(/\r$/, '')));
     this.port.on('close', () => {
       if (!this.closed) this.lose(new MarlinError('disconnected', 'the printer was disconnected'));

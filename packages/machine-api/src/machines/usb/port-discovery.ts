@@ -7,7 +7,7 @@
 
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { SerialPort } from 'serialport';
+import { serialportLibrary } from './serialport-library.js';
 
 /** One enumerated port, as far as matching needs it. */
 export interface SerialPortInfo {
@@ -51,7 +51,7 @@ export function portMatches(criteria: PortCriteria, port: SerialPortInfo): boole
 
 /** Ports as the `serialport` package enumerates them (udev on Linux). */
 export const listSerialPorts: PortLister = async () =>
-  (await SerialPort.list()).map((port) => ({
+  (await (await serialportLibrary.get()).SerialPort.list()).map((port) => ({
     path: port.path,
     vendorId: parseHexId(port.vendorId),
     productId: parseHexId(port.productId),

@@ -4,7 +4,7 @@
  * after reading `maxLineBytes` of it, never held in one string.
  */
 
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { beyondLimit, type DesignLimits } from './limits.js';
 
 const CHUNK_BYTES = 1 << 20;
@@ -35,8 +35,22 @@ export async function forEachLine(
     const end = line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN ? line.length - 1 : line.length;
     onLine(line.toString('latin1', 0, end), lineNumber);
   };
-  for await (const data of createReadStream(path, { highWaterMark: CHUNK_BYTES })) {
-    const chunk = data as Buffer;
+  // One buffer reused for every read: a read stream allocates a new one per chunk, and a 100 MB file's
+  // worth of them piles up as garbage before the worker's next GC (resident memory, not heap).
+  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  const file = await open(path, 'r');
+  try {
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, 0, CHUNK_BYTES, null);
+      if (bytesRead === 0) break;
+      scan(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await file.close();
+  }
+  if (carried > 0) emit(Buffer.concat(carry));
+
+  function scan(chunk: Buffer): void {
     let start = 0;
     for (let end = chunk.indexOf(NEWLINE, start); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
       if (carried + (end - start) > max) throw tooLong();
@@ -56,9 +70,8 @@ export async function forEachLine(
     if (start < chunk.length) {
       carried += chunk.length - start;
       if (carried > max) throw tooLong();
-      // A copy: the stream may reuse its buffer (lengths alone need none).
+      // A copy: the buffer is read into again (lengths alone need none).
       if (onLine) carry.push(Buffer.from(chunk.subarray(start)));
     }
   }
-  if (carried > 0) emit(Buffer.concat(carry));
 }

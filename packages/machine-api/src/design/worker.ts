@@ -6,7 +6,6 @@
 
 import { parentPort } from 'node:worker_threads';
 import { ServiceError } from '../errors.js';
-import { copy3mfWithoutSettings } from '../slicer/threemf-settings.js';
 import { inspectDesign } from './inspect.js';
 import type { WorkerReply, WorkerRequest } from './workers.js';
 
@@ -14,8 +13,11 @@ async function perform(request: WorkerRequest): Promise<unknown> {
   switch (request.task) {
     case 'inspect':
       return inspectDesign(request.path, request.fileName, request.limits);
-    case 'copy3mf':
+    case 'copy3mf': {
+      // Loaded on first use, like the 3MF reader in inspect.ts: most workers only measure G-code or STL.
+      const { copy3mfWithoutSettings } = await import('../slicer/threemf-settings.js');
       return copy3mfWithoutSettings(request.path, request.target, request.limits);
+    }
   }
 }
 

@@ -37,24 +37,26 @@ const handlers = {
       return userByName.get(args[0]);
     };
   },
-  // What forge needs for an anonymous search of a keyword of 3 or more characters: the trigram index
-  // narrows the candidates, the LIKE conditions (login, full name, public e-mail) decide; the count runs
-  // only when the page is full, as a shorter page already tells the total.
+  // What forge needs for an anonymous search of a keyword of 3 to 12 characters: the suffix index
+  // (migration 011) narrows the candidates, the LIKE conditions (login, full name, public e-mail)
+  // decide; the count runs only when the page is full, as a shorter page already tells the total.
   search() {
     const where = `"type" + 0 = 0 AND visibility = 0
          AND (lower_name LIKE ? ESCAPE '\\' OR lower(full_name) LIKE ? ESCAPE '\\'
               OR (lower(email) LIKE ? ESCAPE '\\' AND keep_email_private = 0))
-         AND id IN (SELECT rowid FROM user_search WHERE user_search MATCH ?)`;
+         AND id IN (SELECT user_id FROM user_search_suffix WHERE suffix >= ? AND suffix < ?)`;
     const limit = 30; // forge's default page size, written into the SQL as forge does
     const rows = db.prepare(
       `SELECT * FROM user WHERE ${where} ORDER BY lower_name, id LIMIT ${limit} OFFSET ?`,
     );
     const count = db.prepare(`SELECT count(*) AS n FROM user WHERE ${where}`);
     const pattern = `%${args[0]}%`;
-    const phrase = `"${args[0]}"`;
+    // The suffixes that begin with the keyword: [keyword, keyword with its last character incremented).
+    const from = args[0];
+    const to = from.slice(0, -1) + String.fromCodePoint(from.codePointAt(from.length - 1) + 1);
     return () => {
-      const data = rows.all(pattern, pattern, pattern, phrase, 0);
-      const total = data.length < limit ? data.length : count.get(pattern, pattern, pattern, phrase).n;
+      const data = rows.all(pattern, pattern, pattern, from, to, 0);
+      const total = data.length < limit ? data.length : count.get(pattern, pattern, pattern, from, to).n;
       return { ok: true, data, total };
     };
   },

@@ -47,6 +47,31 @@ describe(`store parity (${testingPostgres() ? 'PostgreSQL' : 'SQLite'})`, () => 
     expect(wildcard.body.data).toEqual([]);
   });
 
+  it('search finds full names and e-mails after edits, with long, quoted and non-ASCII keywords', async () => {
+    const logins = (response: { body: { data: { login: string }[] } }) =>
+      response.body.data.map((user) => user.login);
+    const user = await forge.createUser({ username: 'parity-edit', fullName: "O'Brien \\ ünïcode Näme" });
+    expect(logins(await search(`q=${encodeURIComponent('BRIEN \\ ün')}`))).toEqual(['parity-edit']);
+    // Longer than the indexed part of each suffix (12 characters): the LIKE decides past it.
+    expect(logins(await search(`q=${encodeURIComponent("o'brien \\ ünïcode näme")}`))).toEqual([
+      'parity-edit',
+    ]);
+    expect(logins(await search(`q=${encodeURIComponent("o'brien \\ ünïcode nämx")}`))).toEqual([]);
+    const edited = await forge.request('PATCH', `/admin/users/${user.username}`, {
+      token: forge.admin.token,
+      body: { full_name: 'Renamed Person', email: 'fresh-parity-mail@example.org' },
+    });
+    expect(edited.status).toBe(200);
+    expect(logins(await search('q=brien'))).toEqual([]);
+    expect(logins(await search('q=NAMED%20PERS'))).toEqual(['parity-edit']);
+    expect(logins(await search('q=h-parity-mail@exam'))).toEqual(['parity-edit']);
+    const removed = await forge.request('DELETE', `/admin/users/${user.username}`, {
+      token: forge.admin.token,
+    });
+    expect(removed.status).toBe(204);
+    expect(logins(await search('q=named%20pers'))).toEqual([]);
+  });
+
   it('user lookups ignore case', async () => {
     const response = await forge.request('GET', '/users/PARITYB', { token: forge.admin.token });
     expect(response.status).toBe(200);

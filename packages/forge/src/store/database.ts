@@ -20,6 +20,7 @@ import { attachmentsMigration } from './migrations/006_attachments.js';
 import { activityIndexesMigration } from './migrations/008_activity_indexes.js';
 import { activityCountsMigration } from './migrations/009_activity_counts.js';
 import { releaseCountsMigration } from './migrations/010_release_counts.js';
+import { userSearchSuffixesMigration } from './migrations/011_user_search_suffixes.js';
 import { preparedStatementPool } from './prepared-pool.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -93,6 +94,7 @@ export function forgeMigrations(dialect: DialectName): Record<string, Migration>
     '008_activity_indexes': activityIndexesMigration(),
     '009_activity_counts': activityCountsMigration(dialect),
     '010_release_counts': releaseCountsMigration(dialect),
+    '011_user_search_suffixes': userSearchSuffixesMigration(dialect),
   };
 }
 

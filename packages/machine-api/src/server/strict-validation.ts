@@ -8,12 +8,23 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { sharedSchemas, validationSchema } from './schemas.js';
 
-const ajv = new Ajv({ coerceTypes: false, useDefaults: false, removeAdditional: false, strict: false });
-// OpenAPI's numeric formats are documentation; the JSON types and minimums carry the checks.
-for (const format of ['uint', 'double', 'binary', 'date-time', 'uuid']) ajv.addFormat(format, true);
-// The shared schemas, so that `$ref`s to them resolve as in Fastify's own validator.
-for (const schema of sharedSchemas) {
-  ajv.addSchema(validationSchema(schema) as object, (schema as unknown as { $id: string }).$id);
+/**
+ * Made with the first validation, not at start-up: compiling Ajv's meta-schema and the shared schemas
+ * costs tens of milliseconds that the routes using this validator need only when they are called.
+ */
+let instance: Ajv | undefined;
+
+function strictAjv(): Ajv {
+  if (instance) return instance;
+  const ajv = new Ajv({ coerceTypes: false, useDefaults: false, removeAdditional: false, strict: false });
+  // OpenAPI's numeric formats are documentation; the JSON types and minimums carry the checks.
+  for (const format of ['uint', 'double', 'binary', 'date-time', 'uuid']) ajv.addFormat(format, true);
+  // The shared schemas, so that `$ref`s to them resolve as in Fastify's own validator.
+  for (const schema of sharedSchemas) {
+    ajv.addSchema(validationSchema(schema) as object, (schema as unknown as { $id: string }).$id);
+  }
+  instance = ajv;
+  return ajv;
 }
 
 const cache = new WeakMap<object, ValidateFunction>();
@@ -22,12 +33,23 @@ const cache = new WeakMap<object, ValidateFunction>();
 export function strictValidator(schema: object): ValidateFunction {
   let validate = cache.get(schema);
   if (!validate) {
-    validate = ajv.compile(schema);
+    validate = strictAjv().compile(schema);
     cache.set(schema, validate);
   }
   return validate;
 }
 
-/** Route option `validatorCompiler` for routes whose body is JSON. */
-export const strictValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema }) =>
-  strictValidator(schema as object) as unknown as ReturnType<FastifySchemaCompiler<unknown>>;
+/**
+ * Route option `validatorCompiler` for routes whose body is JSON. Fastify asks for validators at start-up;
+ * the schema is compiled with the route's first request (its errors are handed on as Fastify expects).
+ */
+export const strictValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema }) => {
+  const validate = (data: unknown) => {
+    const compiled = strictValidator(schema as object);
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  };
+  validate.errors = null as ValidateFunction['errors'];
+  return validate as unknown as ReturnType<FastifySchemaCompiler<unknown>>;
+};

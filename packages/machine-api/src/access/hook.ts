@@ -1,12 +1,13 @@
 /**
  * The one place HTTP meets the access rules: CORS answers (per request, from origins.ts; preflights by
- * @fastify/cors), and an `onRequest` hook that sets the CORS headers of actual requests, refuses
- * foreign-origin writes, then authenticates the key and checks the route's scope (scopes.ts). Both run before the body is read, so a refused request changes nothing and costs
- * no upload. Handlers find the caller in `request.actor`.
+ * @fastify/cors), an `onRequest` hook that sets the CORS headers of actual requests and refuses
+ * foreign-origin writes, then, on each route that is not open, an `onRequest` hook that authenticates the
+ * key and checks the route's scope (scopes.ts). All run before the body is read, so a refused request
+ * changes nothing and costs no upload. Handlers find the caller in `request.actor`.
  */
 
 import cors from '@fastify/cors';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { ForeignOrigin, MissingScope, Unauthorized } from './errors.js';
 import type { KeyService } from './keys.js';
 import { changesState, classifyOrigin, corsOrigin } from './origins.js';
@@ -65,7 +66,8 @@ export async function installAccess(
     });
   });
 
-  // Callback style: requests that need no key (auth off, open routes) cost no promise.
+  // Every request: the CORS headers of an actual request and the refusal of foreign-origin writes, which
+  // depend on the method and Origin only. Callback style: no promise per request.
   app.addHook('onRequest', (request, reply, done) => {
     const origin = request.headers.origin;
     const kind = classifyOrigin(origin, request.headers.host, origins);
@@ -81,20 +83,50 @@ export async function installAccess(
         reply.header('access-control-expose-headers', EXPOSED_HEADERS);
       }
     }
-    const config = request.routeOptions.config as { methodNotAllowed?: boolean } | undefined;
-    const route = config?.methodNotAllowed ? undefined : request.routeOptions.url;
-    if (write) {
-      if (kind === 'foreign') {
-        done(
-          new ForeignOrigin(
-            `requests that change state are refused from the web origin ${JSON.stringify(origin)}; list it in [server] allowed_origins to allow a web front end there`,
-          ),
-        );
-        return;
-      }
+    if (write && kind === 'foreign') {
+      done(
+        new ForeignOrigin(
+          `requests that change state are refused from the web origin ${JSON.stringify(origin)}; list it in [server] allowed_origins to allow a web front end there`,
+        ),
+      );
+      return;
     }
-    const rule = ruleFor(request.method, route, { metricsOpen: settings.metricsOpen });
-    if (!rule || rule.kind === 'open') return done();
+    done();
+  });
+
+  // The key and scope check depends on the route only, so each route's rule is found once, here, and a
+  // route whose rule is open (`/ping`, `/`, the dashboard's files) gets no check at all. Route-level
+  // onRequest hooks run after the global ones, so the foreign-origin refusal above still comes first.
+  // Requests that match no route (404) and the generated 405 routes answer whatever the key.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.methodNotAllowed) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const rules = new Map<string, Rule>();
+    for (const method of methods) {
+      const rule = ruleFor(method, route.url, { metricsOpen: settings.metricsOpen });
+      if (rule && rule.kind !== 'open') rules.set(method, rule);
+    }
+    if (rules.size === 0) return;
+    const check = keyCheck(route.url ?? '', rules, settings, keys);
+    const existing = route.onRequest;
+    // A new array: Fastify's HEAD twin of a GET route is built from a copy of the same options.
+    route.onRequest = [
+      ...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]),
+      check,
+    ];
+  });
+}
+
+/** The onRequest hook of a route that needs a key (or, with `auth = "off"`, an actor). */
+function keyCheck(
+  route: string,
+  rules: ReadonlyMap<string, Rule>,
+  settings: AccessSettings,
+  keys: KeyService,
+): onRequestHookHandler {
+  return (request, reply, done) => {
+    const rule = rules.get(request.method);
+    if (!rule) return done();
     if (!settings.keysRequired) {
       request.actor = ANONYMOUS;
       return done();
@@ -110,9 +142,9 @@ export async function installAccess(
         return done(new Unauthorized('the API key is not valid (unknown or revoked)'));
       }
       request.actor = actor;
-      done(scopeError(request.method, route ?? '', rule, actor));
+      done(scopeError(request.method, route, rule, actor));
     }, done);
-  });
+  };
 }
 
 /** Undefined when `actor` passes `rule`, else the 403 naming the scope it lacks. */

@@ -100,8 +100,9 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
 
   // CORS and the key/scope/origin checks, before any route and before any body is read.
   await installAccess(app, { settings: options.access, keys: context.keys });
-  // Limits are given per request by the print route; parts are streamed, never buffered whole.
-  await app.register(multipart);
+  // Multipart bodies are parsed only by the upload routes (see below). Elsewhere such a body is accepted
+  // unread, as @fastify/multipart's parser would, so those routes answer as before (their own validation).
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
   for (const schema of [...sharedSchemas, ...keySchemas, ...octoPrintSchemas]) app.addSchema(schema);
   await registerOpenApi(app, options.access);
   installErrorHandling(app);
@@ -109,21 +110,29 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
 
   metaRoutes(app, context);
   machineRoutes(app, context);
-  printRoutes(app, context);
   jobRoutes(app, context);
   await registerDashboard(app);
   keyRoutes(app, context);
   fileRoutes(app, context);
-  octoPrintRoutes(app, {
-    machines: context.machines,
-    statusTimeoutMs: context.statusTimeoutMs,
-    files: context.files,
-    submit: context.submit,
-    uploadDir: context.jobs.uploadDir,
-    maxUploadBytes: context.maxUploadBytes,
-    version: API_VERSION,
+  // The routes that take uploads, in a context of their own: @fastify/multipart adds an async onRequest
+  // and an async onResponse hook (temp-file cleanup) to every route of the context it is registered in,
+  // which cost every other request (`GET /ping`, `GET /machines`) two promises and a listener.
+  // Limits are given per request by the routes; parts are streamed, never buffered whole.
+  await app.register(async (uploads: TypedApp) => {
+    uploads.removeContentTypeParser('multipart/form-data');
+    await uploads.register(multipart);
+    printRoutes(uploads, context);
+    queueRoutes(uploads, context);
+    octoPrintRoutes(uploads, {
+      machines: context.machines,
+      statusTimeoutMs: context.statusTimeoutMs,
+      files: context.files,
+      submit: context.submit,
+      uploadDir: context.jobs.uploadDir,
+      maxUploadBytes: context.maxUploadBytes,
+      version: API_VERSION,
+    });
   });
-  queueRoutes(app, context);
   eventRoutes(app, context);
 
   notAllowed.register();

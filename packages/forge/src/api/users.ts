@@ -4,11 +4,12 @@ import { requireScopes } from '../auth/guards.js';
 import { toActivity } from '../convert/activity.js';
 import { toRepositoryView } from '../convert/repository.js';
 import { toUser } from '../convert/user.js';
-import { userFeed, userHeatmap } from '../services/activity.js';
+import { userFeed, userHeatmapJson } from '../services/activity.js';
 import { assertUserVisible, getContextUser, searchUsersForApi } from '../services/users.js';
 import type { UserRow } from '../store/schema.js';
 import { ActivityFeedQuerySchema, ActivitySchema } from '../structs/activity.js';
 import {
+  type Heatmap,
   HeatmapSchema,
   type User,
   UserSchema,
@@ -88,9 +89,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
   app.get(
     '/users/:username/heatmap',
     { schema: { params: UsernameParams, response: { 200: HeatmapSchema } } },
-    async (request) => {
+    async (request, reply) => {
       const target = await visibleContextUser(request, request.params.username);
-      return userHeatmap(ctx, target, request.auth.user);
+      const body = await userHeatmapJson(ctx, target, request.auth.user);
+      // The service answers HeatmapSchema's JSON text itself (its cache keeps the bytes); Fastify sends a
+      // Buffer as it is, so the schema only documents the answer here.
+      return reply.type('application/json; charset=utf-8').send(body as unknown as Heatmap);
     },
   );
 

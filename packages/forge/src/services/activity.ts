@@ -1,6 +1,15 @@
-import type { ActionViewer } from '../store/actions.js';
-import { heatmapBuckets, listFeed } from '../store/actions.js';
+import { heatmapJson } from '../convert/heatmap.js';
+import {
+  type ActionViewer,
+  activityGenerations,
+  HEATMAP_BUCKET_SECONDS,
+  heatmapHeadCount,
+  heatmapWholeBuckets,
+  heatmapWindow,
+  listFeed,
+} from '../store/actions.js';
 import { type ActionRow, type UserRow, UserType } from '../store/schema.js';
+import { heatmapCache } from './activity-cache.js';
 import { nowUnix, type ServiceContext } from './context.js';
 import { type RepositoryView, repositoryViewsById } from './repo-views.js';
 import { usersForRows } from './users.js';
@@ -74,23 +83,47 @@ function viewerFilter(target: UserRow, viewer: UserRow | null): ActionViewer | n
   };
 }
 
+const EMPTY_HEATMAP = Buffer.from('[]');
+
 /**
  * Gitea's `GetUserHeatmapDataByUser`: the user's own actions of the last 365 days in 15-minute UTC
  * buckets (an organization counts every row of its feed); empty when activity is private to the viewer.
+ * Answers the JSON text (`HeatmapSchema`). The buckets wholly inside the window come from the heatmap
+ * cache while the activity generations and the window's first whole bucket are those it was built
+ * under (see activity-cache.ts); the bucket the window starts inside is counted on every request.
  */
-export async function userHeatmap(
+export async function userHeatmapJson(
   ctx: ServiceContext,
   target: UserRow,
   viewer: UserRow | null,
   now = nowUnix(),
-) {
-  if (target.keep_activity_private && !selfOrAdmin(target, viewer)) return [];
-  return heatmapBuckets(ctx.db, {
+): Promise<Buffer> {
+  if (target.keep_activity_private && !selfOrAdmin(target, viewer)) return EMPTY_HEATMAP;
+  const filter = {
     userId: target.id,
     performedByUser: target.type !== UserType.Organization,
     since: now - YEAR_SECONDS,
     viewer: viewerFilter(target, viewer),
-  });
+  };
+  const window = heatmapWindow(filter.since);
+  const cache = heatmapCache(ctx.db);
+  // Everything the viewer conditions depend on besides the generations' tables: who reads, as what.
+  const key = filter.viewer
+    ? `${target.id}:${target.type}:${filter.viewer.viewerId ?? ''}:${filter.viewer.restricted ? 'r' : ''}`
+    : `${target.id}:${target.type}:all`;
+  // Read before the buckets: a write committed in between shows as a newer generation next time.
+  const tag = `${await activityGenerations(ctx.db, target.id)}:${window.whole}`;
+  let body = cache.get(key, tag);
+  if (!body) {
+    body = Buffer.from(heatmapJson(await heatmapWholeBuckets(ctx.db, filter, window)));
+    cache.set(key, tag, body);
+  }
+  const head = await heatmapHeadCount(ctx.db, filter, window);
+  if (head === 0) return body;
+  const first = heatmapJson([{ timestamp: window.whole - HEATMAP_BUCKET_SECONDS, contributions: head }]);
+  return body.length === 2
+    ? Buffer.from(first)
+    : Buffer.concat([Buffer.from(`${first.slice(0, -1)},`), body.subarray(1)]);
 }
 
 /** Start and end (inclusive, unix seconds, UTC) of a `YYYY-MM-DD` day; undefined when it does not parse. */

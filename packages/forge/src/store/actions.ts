@@ -1,4 +1,5 @@
 import { type Insertable, type Kysely, type SqlBool, sql } from 'kysely';
+import { compiledQuery, compiledShapedQuery } from './compiled-query.js';
 import type { ActionRow, ActionTable, Database } from './schema.js';
 
 type Db = Kysely<Database>;
@@ -72,6 +73,27 @@ function viewerCondition(table: ActivityTable, viewer: ActionViewer) {
             JOIN team_user ON team_user.team_id = team.id WHERE team_user.uid = ${id})))`;
 }
 
+/**
+ * The activity statements are compiled once per shape (store/compiled-query.ts): a viewer changes their
+ * SQL text only by being anonymous or not, by the requested user being an organization, and by being
+ * restricted; the ids go in as values.
+ */
+function viewerShapeKey(viewer: ActionViewer | null): string {
+  if (!viewer) return 'all';
+  if (viewer.viewerId === null) return 'anonymous';
+  return `${viewer.requestedIsOrg ? 'org' : 'user'}${viewer.restricted ? ':restricted' : ''}`;
+}
+
+/** `viewer`'s shape with the call's stand-ins for its ids (see compiledShapedQuery). */
+function viewerWith(viewer: ActionViewer, viewerId: number, requestedId: number): ActionViewer {
+  return { ...viewer, viewerId: viewer.viewerId === null ? null : viewerId, requestedId };
+}
+
+/** The viewer's ids as statement values (unused ones as 0). */
+function viewerValues(viewer: ActionViewer | null): [number, number] {
+  return [viewer?.viewerId ?? 0, viewer?.requestedId ?? 0];
+}
+
 /** Width of a heatmap bucket: Gitea groups contributions by `created_unix / 900 * 900`. */
 const BUCKET_SECONDS = 900;
 
@@ -84,6 +106,19 @@ export interface HeatmapFilter {
   viewer: ActionViewer | null;
 }
 
+/** The window of a heatmap counting rows created after `since`, in 15-minute buckets. */
+export interface HeatmapWindow {
+  /** The first unix second counted. */
+  first: number;
+  /** The first bucket wholly inside the window: `first` rounded up to a bucket boundary. */
+  whole: number;
+}
+
+export function heatmapWindow(since: number): HeatmapWindow {
+  const first = since + 1;
+  return { first, whole: Math.ceil(first / BUCKET_SECONDS) * BUCKET_SECONDS };
+}
+
 /**
  * Contribution counts per 15-minute UTC bucket of a user's rows newer than `since`, read from the
  * triggers' `action_heatmap` counts: one entry per bucket, actor and repository instead of one per row.
@@ -94,36 +129,113 @@ export async function heatmapBuckets(
   db: Db,
   filter: HeatmapFilter,
 ): Promise<Array<{ timestamp: number; contributions: number }>> {
-  const first = filter.since + 1;
-  const whole = Math.ceil(first / BUCKET_SECONDS) * BUCKET_SECONDS;
-  const viewer = filter.viewer;
-  let buckets = db
-    .selectFrom('action_heatmap')
-    .select([
-      'action_heatmap.bucket as timestamp',
-      (eb) => eb.fn.sum<number>('action_heatmap.contributions').as('contributions'),
-    ])
-    .where('action_heatmap.user_id', '=', filter.userId)
-    .where('action_heatmap.bucket', '>=', whole);
-  if (filter.performedByUser) buckets = buckets.where('action_heatmap.act_user_id', '=', filter.userId);
-  if (viewer) buckets = buckets.where(viewerCondition('action_heatmap', viewer));
-  const rows = await buckets.groupBy('action_heatmap.bucket').orderBy('action_heatmap.bucket').execute();
-  const answer = rows.map((r) => ({
-    timestamp: Number(r.timestamp),
-    contributions: Number(r.contributions),
-  }));
-  if (first === whole) return answer;
-  let partial = db
-    .selectFrom('action')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('action.user_id', '=', filter.userId)
-    .where('action.created_unix', '>=', first)
-    .where('action.created_unix', '<', whole);
-  if (filter.performedByUser) partial = partial.where('action.act_user_id', '=', filter.userId);
-  if (viewer) partial = partial.where(viewerCondition('action', viewer));
-  const head = Number((await partial.executeTakeFirstOrThrow()).n);
-  return head > 0 ? [{ timestamp: whole - BUCKET_SECONDS, contributions: head }, ...answer] : answer;
+  const window = heatmapWindow(filter.since);
+  const answer = await heatmapWholeBuckets(db, filter, window);
+  const head = await heatmapHeadCount(db, filter, window);
+  return head > 0 ? [{ timestamp: window.whole - BUCKET_SECONDS, contributions: head }, ...answer] : answer;
 }
+
+/** The buckets of `heatmapBuckets` wholly inside the window, oldest first. */
+export async function heatmapWholeBuckets(
+  db: Db,
+  filter: HeatmapFilter,
+  window: HeatmapWindow,
+): Promise<Array<{ timestamp: number; contributions: number }>> {
+  const rows = await wholeBuckets(db, filter, filter.userId, ...viewerValues(filter.viewer), window.whole);
+  return rows.map((r) => ({ timestamp: Number(r.timestamp), contributions: Number(r.contributions) }));
+}
+
+type HeatmapShape = Pick<HeatmapFilter, 'performedByUser' | 'viewer'>;
+const heatmapShapeKey = (shape: HeatmapShape) => `${shape.performedByUser}|${viewerShapeKey(shape.viewer)}`;
+
+const wholeBuckets = compiledShapedQuery(
+  (db, shape: HeatmapShape, userId: number, viewerId: number, requestedId: number, whole: number) => {
+    let buckets = db
+      .selectFrom('action_heatmap')
+      .select([
+        'action_heatmap.bucket as timestamp',
+        (eb) => eb.fn.sum<number>('action_heatmap.contributions').as('contributions'),
+      ])
+      .where('action_heatmap.user_id', '=', userId)
+      .where('action_heatmap.bucket', '>=', whole);
+    if (shape.performedByUser) buckets = buckets.where('action_heatmap.act_user_id', '=', userId);
+    if (shape.viewer) {
+      buckets = buckets.where(
+        viewerCondition('action_heatmap', viewerWith(shape.viewer, viewerId, requestedId)),
+      );
+    }
+    return buckets.groupBy('action_heatmap.bucket').orderBy('action_heatmap.bucket');
+  },
+  heatmapShapeKey,
+);
+
+/**
+ * The count of the bucket `since` falls inside (its rows after `since`), whose bucket starts at
+ * `window.whole - 900`; 0 when the window starts on a bucket boundary.
+ */
+export async function heatmapHeadCount(
+  db: Db,
+  filter: HeatmapFilter,
+  window: HeatmapWindow,
+): Promise<number> {
+  if (window.first === window.whole) return 0;
+  const [row] = await headCount(
+    db,
+    filter,
+    filter.userId,
+    ...viewerValues(filter.viewer),
+    window.first,
+    window.whole,
+  );
+  return Number(row?.n ?? 0);
+}
+
+const headCount = compiledShapedQuery(
+  (
+    db,
+    shape: HeatmapShape,
+    userId: number,
+    viewerId: number,
+    requestedId: number,
+    first: number,
+    whole: number,
+  ) => {
+    let partial = db
+      .selectFrom('action')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('action.user_id', '=', userId)
+      .where('action.created_unix', '>=', first)
+      .where('action.created_unix', '<', whole);
+    if (shape.performedByUser) partial = partial.where('action.act_user_id', '=', userId);
+    if (shape.viewer) {
+      partial = partial.where(viewerCondition('action', viewerWith(shape.viewer, viewerId, requestedId)));
+    }
+    return partial;
+  },
+  heatmapShapeKey,
+);
+
+/** Seconds of a heatmap bucket (Gitea's `created_unix / 900 * 900`). */
+export const HEATMAP_BUCKET_SECONDS = BUCKET_SECONDS;
+
+/**
+ * The generations (migration 012) of `userId`'s action rows and of who may see whose activity, as one
+ * text: an answer built from the activity tables after reading it still holds while it reads the same.
+ */
+export async function activityGenerations(db: Db, userId: number): Promise<string> {
+  const rows = await generationsOf(db, userId);
+  let visibility = 0;
+  let own = 0;
+  for (const row of rows) {
+    if (Number(row.scope) === 0) visibility = Number(row.generation);
+    else own = Number(row.generation);
+  }
+  return `${visibility}.${own}`;
+}
+
+const generationsOf = compiledQuery((db, userId: number) =>
+  db.selectFrom('activity_generation').select(['scope', 'generation']).where('scope', 'in', [0, userId]),
+);
 
 export interface FeedFilter {
   userId: number;
@@ -143,43 +255,90 @@ export interface FeedFilter {
  * counts that day's rows.
  */
 export async function listFeed(db: Db, filter: FeedFilter): Promise<{ rows: ActionRow[]; total: number }> {
-  let query = db
-    .selectFrom('action')
-    .where('action.user_id', '=', filter.userId)
-    .where('action.is_deleted', '=', 0);
-  if (filter.onlyPerformedBy) query = query.where('action.act_user_id', '=', filter.userId);
-  if (!filter.includePrivate) query = query.where('action.is_private', '=', 0);
-  const viewer = filter.viewer;
-  if (viewer) query = query.where(viewerCondition('action', viewer));
-  if (filter.between) {
-    query = query
-      .where('action.created_unix', '>=', filter.between[0])
-      .where('action.created_unix', '<=', filter.between[1]);
-  }
-  const rows = await query
-    .selectAll('action')
-    .orderBy('action.created_unix', 'desc')
-    .orderBy('action.id', 'desc')
-    .offset(filter.offset)
-    .limit(filter.limit)
-    .execute();
+  const [from, to] = filter.between ?? [0, 0];
+  const values = [filter.userId, ...viewerValues(filter.viewer), from, to] as const;
+  const rows = await feedPage(db, filter, ...values, filter.offset, filter.limit);
   const total = filter.between
-    ? (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n
+    ? Number((await feedDayCount(db, filter, ...values))[0]?.n ?? 0)
     : await feedTotal(db, filter);
-  return { rows, total: Number(total) };
+  return { rows, total };
 }
+
+type FeedShape = Pick<FeedFilter, 'onlyPerformedBy' | 'includePrivate' | 'viewer' | 'between'>;
+const feedShapeKey = (shape: FeedShape) =>
+  `${shape.onlyPerformedBy}|${shape.includePrivate}|${viewerShapeKey(shape.viewer)}|${shape.between !== undefined}`;
+
+/** The feed rows `shape` lets through, of one day (`from`..`to`, inclusive) when it has `between`. */
+function feedRows(
+  db: Db,
+  shape: FeedShape,
+  userId: number,
+  viewerId: number,
+  requestedId: number,
+  from: number,
+  to: number,
+) {
+  let query = db.selectFrom('action').where('action.user_id', '=', userId).where('action.is_deleted', '=', 0);
+  if (shape.onlyPerformedBy) query = query.where('action.act_user_id', '=', userId);
+  if (!shape.includePrivate) query = query.where('action.is_private', '=', 0);
+  if (shape.viewer)
+    query = query.where(viewerCondition('action', viewerWith(shape.viewer, viewerId, requestedId)));
+  if (shape.between) {
+    query = query.where('action.created_unix', '>=', from).where('action.created_unix', '<=', to);
+  }
+  return query;
+}
+
+const feedPage = compiledShapedQuery(
+  (
+    db,
+    shape: FeedShape,
+    userId: number,
+    viewerId: number,
+    requestedId: number,
+    from: number,
+    to: number,
+    offset: number,
+    limit: number,
+  ) =>
+    feedRows(db, shape, userId, viewerId, requestedId, from, to)
+      .selectAll('action')
+      .orderBy('action.created_unix', 'desc')
+      .orderBy('action.id', 'desc')
+      .offset(offset)
+      .limit(limit),
+  feedShapeKey,
+);
+
+const feedDayCount = compiledShapedQuery(
+  (db, shape: FeedShape, userId: number, viewerId: number, requestedId: number, from: number, to: number) =>
+    feedRows(db, shape, userId, viewerId, requestedId, from, to).select((eb) =>
+      eb.fn.countAll<number>().as('n'),
+    ),
+  feedShapeKey,
+);
 
 /** The number of rows of a user's whole feed the filter lets through, summed from the counts. */
 async function feedTotal(db: Db, filter: FeedFilter): Promise<number> {
-  let query = db
-    .selectFrom('action_feed_count')
-    .select((eb) => eb.fn.sum<number>('action_feed_count.total').as('n'))
-    .where('action_feed_count.user_id', '=', filter.userId);
-  if (filter.onlyPerformedBy) query = query.where('action_feed_count.act_user_id', '=', filter.userId);
-  if (!filter.includePrivate) query = query.where('action_feed_count.is_private', '=', 0);
-  const viewer = filter.viewer;
-  if (viewer) query = query.where(viewerCondition('action_feed_count', viewer));
-  const { n } = await query.executeTakeFirstOrThrow();
+  const [row] = await feedCount(db, filter, filter.userId, ...viewerValues(filter.viewer));
   // SUM over no rows is NULL.
-  return Number(n ?? 0);
+  return Number(row?.n ?? 0);
 }
+
+const feedCount = compiledShapedQuery(
+  (db, shape: FeedShape, userId: number, viewerId: number, requestedId: number) => {
+    let query = db
+      .selectFrom('action_feed_count')
+      .select((eb) => eb.fn.sum<number>('action_feed_count.total').as('n'))
+      .where('action_feed_count.user_id', '=', userId);
+    if (shape.onlyPerformedBy) query = query.where('action_feed_count.act_user_id', '=', userId);
+    if (!shape.includePrivate) query = query.where('action_feed_count.is_private', '=', 0);
+    if (shape.viewer) {
+      query = query.where(
+        viewerCondition('action_feed_count', viewerWith(shape.viewer, viewerId, requestedId)),
+      );
+    }
+    return query;
+  },
+  feedShapeKey,
+);

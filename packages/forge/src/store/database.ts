@@ -21,6 +21,7 @@ import { activityIndexesMigration } from './migrations/008_activity_indexes.js';
 import { activityCountsMigration } from './migrations/009_activity_counts.js';
 import { releaseCountsMigration } from './migrations/010_release_counts.js';
 import { userSearchSuffixesMigration } from './migrations/011_user_search_suffixes.js';
+import { activityGenerationsMigration } from './migrations/012_activity_generations.js';
 import { preparedStatementPool } from './prepared-pool.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -95,6 +96,7 @@ export function forgeMigrations(dialect: DialectName): Record<string, Migration>
     '009_activity_counts': activityCountsMigration(dialect),
     '010_release_counts': releaseCountsMigration(dialect),
     '011_user_search_suffixes': userSearchSuffixesMigration(dialect),
+    '012_activity_generations': activityGenerationsMigration(dialect),
   };
 }
 

@@ -186,6 +186,15 @@ export interface ActionFeedCountTable {
   total: number;
 }
 
+/**
+ * When activity answers may have changed (migration 012): `scope` is a receiving user's id (their action
+ * rows) or 0 (who may see whose activity); triggers add one to `generation` on every such write.
+ */
+export interface ActivityGenerationTable {
+  scope: number;
+  generation: number;
+}
+
 export interface ReleaseTable {
   id: Id;
   repo_id: number;
@@ -309,6 +318,7 @@ export interface Database {
   action: ActionTable;
   action_heatmap: ActionHeatmapTable;
   action_feed_count: ActionFeedCountTable;
+  activity_generation: ActivityGenerationTable;
   release: ReleaseTable;
   release_count: ReleaseCountTable;
   protected_tag: ProtectedTagTable;

@@ -39,6 +39,7 @@ export const UserSearchFailureSchema = Type.Object({ ok: Type.Boolean(), error: 
 export const HeatmapSchema = Type.Array(
   Type.Object({ timestamp: Type.Integer(), contributions: Type.Integer() }),
 );
+export type Heatmap = Static<typeof HeatmapSchema>;
 
 const VisibilityOption = Type.Union([
   Type.Literal(''),

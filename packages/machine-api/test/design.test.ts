@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inspectDesign } from '../src/design/inspect.js';
+import { DEFAULT_DESIGN_LIMITS } from '../src/design/limits.js';
+import { DesignWorkers } from '../src/design/workers.js';
 import { InvalidDesign } from '../src/errors.js';
 import { asciiStl, binaryStl, cube, obj, sphere, threeMf, threeMfModel } from './design-fixtures.js';
 
@@ -54,6 +56,18 @@ describe('design classification and measurement', () => {
   it('measures an OBJ, whatever its file name says', async () => {
     const info = await inspect('part.stl', obj(cube(30)));
     expect(info).toEqual({ kind: 'obj', triangles: 12, size: { width: 30, depth: 30, height: 30 } });
+  });
+
+  it('measures an OBJ of several reads whose lines cross the read boundaries', async () => {
+    // The vertices, 3 MB of comments (lines of varying length), then the faces; CRLF line endings.
+    const mesh = obj(sphere(25, 60, 60));
+    const faces = mesh.indexOf('\nf ') + 1;
+    const comments = Array.from({ length: 41_000 }, (_, i) => `# padding line ${i} ${'x'.repeat(50)}\n`);
+    const text = `${mesh.slice(0, faces)}${comments.join('')}${mesh.slice(faces)}`.replaceAll('\n', '\r\n');
+    expect(text.length).toBeGreaterThan(3 * 1024 * 1024);
+    const info = await inspect('part.obj', text);
+    expect(info).toEqual(await inspect('small.obj', obj(sphere(25, 60, 60))));
+    expect(info.triangles).toBe(2 * 60 * 59);
   });
 
   it('measures a 3MF build item through its transform', async () => {
@@ -184,5 +198,22 @@ describe('design classification and measurement', () => {
       'photo.png is not a design this service can print: expected STL (ASCII or binary), 3MF, OBJ or G-code',
     );
     expect((await rejection('notes.txt', 'just some words\n')).message).toMatch(/is not a design/);
+  });
+});
+
+describe('design workers', () => {
+  it('start a new worker for a task after an idle one has exited', async () => {
+    const workers = new DesignWorkers({ limits: DEFAULT_DESIGN_LIMITS, idleExitMs: 0 });
+    try {
+      const path = join(dir, 'part.gcode');
+      await writeFile(path, 'G28\nG1 X10 Y10 E1\n');
+      const expected = { kind: 'gcode', triangles: null, size: null };
+      expect(await workers.inspect(path, 'part.gcode')).toEqual(expected);
+      // Long past the idle limit of 0 ms: the first worker has been told to exit by now.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await workers.inspect(path, 'part.gcode')).toEqual(expected);
+    } finally {
+      await workers.close();
+    }
   });
 });

@@ -3,8 +3,10 @@
  * archives for the slicer. Each worker has a memory ceiling; a task that is cancelled, or a worker that
  * runs out of memory, ends that worker (a new one is started for the next task), so a hostile design can
  * cost at most one worker's ceiling and never stalls the event loop. At most `threads` tasks run at once,
- * the others wait in order. (Hand-rolled rather than a pool library: workers must also start from the
- * TypeScript sources under the test runner, which a library's worker bootstrap cannot do.)
+ * the others wait in order. Workers start with a task, and one left idle for `idleExitMs` exits: a quiet
+ * service does not keep their memory (10–20 MB resident each). (Hand-rolled rather than a pool library:
+ * workers must also start from the TypeScript sources under the test runner, which a library's worker
+ * bootstrap cannot do.)
  */
 
 import { createRequire } from 'node:module';
@@ -30,9 +32,13 @@ export interface DesignWorkersOptions {
   threads?: number;
   /** Old-generation heap of each worker, in MiB. */
   memoryMib?: number;
+  /** How long a worker may wait for its next task before it exits (default 10 s). */
+  idleExitMs?: number;
 }
 
 const DEFAULT_MEMORY_MIB = 96;
+// Long enough for a burst of uploads to reuse a warm worker (starting one takes tens of milliseconds).
+const DEFAULT_IDLE_EXIT_MS = 10_000;
 
 /** A domain error sent back by a worker, as the same class again (callers check with `instanceof`). */
 function rebuild(reply: { status: number; code: string; message: string }): ServiceError {
@@ -44,7 +50,10 @@ export class DesignWorkers {
   readonly limits: DesignLimits;
   private readonly slots: ConcurrencyLimit;
   private readonly memoryMib: number;
+  private readonly idleExitMs: number;
   private readonly idle: Worker[] = [];
+  /** The exit timer of each idle worker. */
+  private readonly idleTimers = new Map<Worker, NodeJS.Timeout>();
   private readonly busy = new Set<Worker>();
   private closed = false;
 
@@ -52,6 +61,7 @@ export class DesignWorkers {
     this.limits = options.limits;
     this.slots = new ConcurrencyLimit(options.threads ?? availableParallelism());
     this.memoryMib = options.memoryMib ?? DEFAULT_MEMORY_MIB;
+    this.idleExitMs = options.idleExitMs ?? DEFAULT_IDLE_EXIT_MS;
   }
 
   /** Classifies and measures a design (see inspect.ts) off the event loop. */
@@ -68,6 +78,8 @@ export class DesignWorkers {
   async close(): Promise<void> {
     this.closed = true;
     const all = [...this.idle, ...this.busy];
+    for (const timer of this.idleTimers.values()) clearTimeout(timer);
+    this.idleTimers.clear();
     this.idle.length = 0;
     this.busy.clear();
     await Promise.all(all.map((worker) => worker.terminate()));
@@ -81,6 +93,8 @@ export class DesignWorkers {
     signal?.throwIfAborted();
     if (this.closed) throw new ServiceError(503, 'ShuttingDown', 'the service is shutting down');
     const worker = this.idle.pop() ?? this.spawn();
+    clearTimeout(this.idleTimers.get(worker));
+    this.idleTimers.delete(worker);
     worker.ref();
     this.busy.add(worker);
     return new Promise<unknown>((resolve, reject) => {
@@ -98,10 +112,7 @@ export class DesignWorkers {
       const onMessage = (reply: WorkerReply) => {
         cleanUp();
         if (this.closed) void worker.terminate();
-        else {
-          worker.unref();
-          this.idle.push(worker);
-        }
+        else this.park(worker);
         if (reply.ok) resolve(reply.value);
         else if (reply.status < 500) reject(rebuild(reply));
         else reject(new Error(`design worker failed: ${reply.message}`));
@@ -132,11 +143,28 @@ export class DesignWorkers {
     });
   }
 
+  /** Keeps a worker for the next task, and ends it if none comes within `idleExitMs`. */
+  private park(worker: Worker): void {
+    worker.unref();
+    this.idle.push(worker);
+    const timer = setTimeout(() => {
+      this.idleTimers.delete(worker);
+      const index = this.idle.indexOf(worker);
+      if (index === -1) return;
+      this.idle.splice(index, 1);
+      void worker.terminate();
+    }, this.idleExitMs);
+    timer.unref();
+    this.idleTimers.set(worker, timer);
+  }
+
   private spawn(): Worker {
     const worker = this.start();
     // An idle worker that dies is simply dropped; a busy one reports through its task's listeners.
     worker.on('error', () => undefined);
     worker.on('exit', () => {
+      clearTimeout(this.idleTimers.get(worker));
+      this.idleTimers.delete(worker);
       const index = this.idle.indexOf(worker);
       if (index !== -1) this.idle.splice(index, 1);
     });

@@ -68,11 +68,10 @@ export async function listReleases(
     draft: query.draft,
     prerelease: query.prerelease,
   };
-  const rows = await listReleaseRows(ctx.db, filter, { limit: query.limit, offset: query.offset });
-  // A short page that is not empty (or a short first page) already tells the total.
-  const known = rows.length < query.limit && (rows.length > 0 || query.offset === 0);
-  const total = known ? query.offset + rows.length : await countReleases(ctx.db, filter);
-  return { rows, total };
+  const page = await listReleaseRows(ctx.db, filter, { limit: query.limit, offset: query.offset });
+  // The page's statement tells the total unless the page is empty; an empty first page is a total of 0.
+  const total = page.total ?? (query.offset === 0 ? 0 : await countReleases(ctx.db, filter));
+  return { rows: page.rows, total };
 }
 
 /** Gitea's `NumReleases`: published (non-draft) releases, shown as `release_counter`. */

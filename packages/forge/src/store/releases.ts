@@ -31,20 +31,8 @@ const flag = (value: boolean | undefined) => (value === undefined ? '-' : value 
 const listShapeKey = (filter: ListShape) =>
   `${flag(filter.includeDrafts)}${flag(filter.draft)}${flag(filter.prerelease)}`;
 
-// The page size is part of the SQL text: SQLite answers `LIMIT 50` faster than `LIMIT ?` (it plans
-// for a known row count), and a page size is at most the configured maximum, so few variants exist.
-const releasePage = compiledShapedQuery(
-  (db, page: { filter: ListShape; limit: number }, repoId: number, offset: number) =>
-    applyListFilter(db.selectFrom('release').selectAll(), page.filter, repoId)
-      .orderBy('created_unix', 'desc')
-      .orderBy('id', 'desc')
-      .limit(sql.lit(page.limit))
-      .offset(offset),
-  (page) => `${listShapeKey(page.filter)}${page.limit}`,
-);
-
 // The totals the triggers keep (migration 010): the same filter over at most four rows per repository.
-const releaseCount = compiledShapedQuery((db, filter: ListShape, repoId: number) => {
+function totalOf(db: Db, filter: ListShape, repoId: number) {
   let q = db
     .selectFrom('release_count')
     .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('total'), eb.lit(0)).as('count'))
@@ -53,17 +41,39 @@ const releaseCount = compiledShapedQuery((db, filter: ListShape, repoId: number)
   if (filter.draft !== undefined) q = q.where('is_draft', '=', filter.draft ? 1 : 0);
   if (filter.prerelease !== undefined) q = q.where('is_prerelease', '=', filter.prerelease ? 1 : 0);
   return q;
-}, listShapeKey);
+}
 
-/** One page of releases, newest first (created_unix DESC, id DESC as Gitea). */
-export function listReleases(
+// The page size is part of the SQL text: SQLite answers `LIMIT 50` faster than `LIMIT ?` (it plans
+// for a known row count), and a page size is at most the configured maximum, so few variants exist.
+// Every row also carries the filter's total (a sum of at most four rows): a full page needs it for
+// X-Total-Count, and in the page's statement it costs no round trip of its own.
+const releasePage = compiledShapedQuery(
+  (db, page: { filter: ListShape; limit: number }, repoId: number, offset: number) =>
+    applyListFilter(db.selectFrom('release').selectAll(), page.filter, repoId)
+      .select(() => totalOf(db, page.filter, repoId).as('list_total'))
+      .orderBy('created_unix', 'desc')
+      .orderBy('id', 'desc')
+      .limit(sql.lit(page.limit))
+      .offset(offset),
+  (page) => `${listShapeKey(page.filter)}${page.limit}`,
+);
+
+const releaseCount = compiledShapedQuery(totalOf, listShapeKey);
+
+/**
+ * One page of releases, newest first (created_unix DESC, id DESC as Gitea), and the number of releases
+ * the filter matches; the total is unknown (undefined) when the page is empty.
+ */
+export async function listReleases(
   db: Db,
   filter: ReleaseListFilter,
   page: { limit: number; offset: number },
-): Promise<ReleaseRow[]> {
+): Promise<{ rows: ReleaseRow[]; total: number | undefined }> {
   // A limit that is not a small positive integer never comes from a request (pageOf clamps it).
   if (!Number.isSafeInteger(page.limit) || page.limit < 1) throw new Error(`bad page size ${page.limit}`);
-  return releasePage(db, { filter, limit: page.limit }, filter.repoId, page.offset);
+  const rows = await releasePage(db, { filter, limit: page.limit }, filter.repoId, page.offset);
+  const first = rows[0];
+  return { rows, total: first === undefined ? undefined : Number(first.list_total) };
 }
 
 /** Number of releases the same filter matches (X-Total-Count). */

@@ -37,11 +37,15 @@ function prusaExecutable(): string {
 }
 
 /**
- * Slicers run at nice 10: two of them can take every core for seconds, and the API (machine lists, events,
- * uploads) must stay responsive meanwhile. On an otherwise idle host this costs the slicer nothing. Set
- * right after the fork, before PrusaSlicer starts its worker threads, which inherit it.
+ * Slicers run at nice 19, the lowest priority: two of them can take every core for seconds, and the API
+ * (machine lists, events, uploads) must answer in milliseconds meanwhile. At nice 10 a slicer still weighs
+ * a tenth of the service in the scheduler (110 against 1024) and kept the service waiting for a core:
+ * `GET /machines` p99 51 ms beside two slicers (bench/results/quiet-run-2026-11-24.md); at 19 it weighs
+ * 15, so the service's wake-ups take the core at once. Nice only matters under contention: on an otherwise
+ * idle host the slicer still gets every idle cycle and is not slower. Set right after the fork, before
+ * PrusaSlicer starts its worker threads, which inherit it.
  */
-const SLICER_NICENESS = 10;
+const SLICER_NICENESS = 19;
 
 function lowerPriority(pid: number | undefined): void {
   if (pid === undefined) return;

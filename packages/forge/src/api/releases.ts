@@ -59,11 +59,13 @@ function releaseId(text: string): number {
 
 /** Renders release rows with their publishers (deleted publishers become Ghost) and assets. */
 async function renderReleases(repo: RepoContext, rows: ReleaseRow[]) {
-  // Publishers and the assets of the whole page: two queries however long the page is.
+  // Publishers and the assets of the whole page: two queries however long the page is, one when the
+  // owner or the caller (read for this request already) published every release of the page.
   const [publisherOf, assets] = await Promise.all([
     usersForRows(
       repo,
       rows.map((row) => row.publisher_id),
+      [repo.owner, repo.doer],
     ),
     attachmentsOfReleases(
       repo,

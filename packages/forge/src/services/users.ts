@@ -186,12 +186,13 @@ export async function individualByName(ctx: ServiceContext, name: string): Promi
 export async function usersForRows(
   ctx: ServiceContext,
   ids: readonly number[],
+  /** Rows this request already read (a repository's owner, the caller): not read a second time. */
+  loaded: readonly (UserRow | null)[] = [],
 ): Promise<(id: number) => UserRow> {
-  const found = await findUsersByIds(
-    ctx.db,
-    [...new Set(ids)].filter((id) => id > 0),
-  );
-  const byId = new Map(found.map((user) => [user.id, user]));
+  const byId = new Map<number, UserRow>();
+  for (const user of loaded) if (user) byId.set(user.id, user);
+  const missing = [...new Set(ids)].filter((id) => id > 0 && !byId.has(id));
+  for (const user of await findUsersByIds(ctx.db, missing)) byId.set(user.id, user);
   return (id) => byId.get(id) ?? systemUserById(id) ?? ghostUser();
 }
 

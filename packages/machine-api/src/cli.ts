@@ -1,8 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { runKeysCommand } from './keys-command.js';
-import { createLogger } from './log.js';
-import { startService } from './service.js';
+import { holdYoungGeneration } from './young-generation.js';
 
 const USAGE = `usage: machine-api serve [--config FILE] [--bind HOST:PORT] [--data-dir DIR] [--json] [--debug]
        machine-api keys create --name NAME --scope read,print[,control,admin] [--data-dir DIR]
@@ -42,6 +40,8 @@ async function main(argv: string[]): Promise<void> {
     },
   });
   if (!values.help && positionals[0] === 'keys') {
+    // Each command loads only its own modules (the service's are most of the start-up time).
+    const { runKeysCommand } = await import('./keys-command.js');
     process.exitCode = await runKeysCommand(positionals.slice(1), {
       dataDir: values['data-dir'],
       name: values.name,
@@ -55,9 +55,14 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = values.help ? 0 : 2;
     return;
   }
+  const { host, port } = parseBind(values.bind);
+  const releaseYoungGeneration = holdYoungGeneration();
+  const [{ createLogger }, { startService }] = await Promise.all([
+    import('./log.js'),
+    import('./service.js'),
+  ]);
   const level = values.debug ? 'debug' : (process.env.LOG_LEVEL ?? 'info');
   const logger = createLogger({ json: values.json, level });
-  const { host, port } = parseBind(values.bind);
   const service = await startService({
     configPath: values.config,
     dataDir: values['data-dir'],
@@ -65,6 +70,7 @@ async function main(argv: string[]): Promise<void> {
     port,
     logger,
   });
+  releaseYoungGeneration();
 
   let closing = false;
   const shutdown = (signal: string) => {

@@ -187,6 +187,20 @@ describe('release assets', () => {
     expect(one.body.upload_url).toBe(`${forge.appUrl}api/v1${repo.path}/releases/${published.id}/assets`);
   });
 
+  it('the latest release (read with its publisher and assets in one statement) answers as by id', async () => {
+    for (const name of ['latest-1.txt', 'latest-2.txt']) {
+      const res = await upload(published.id, multipart('attachment', name, Buffer.from(name)), {
+        token: ownerToken,
+      });
+      expect(res.status).toBe(201);
+    }
+    const latest = await forge.request('GET', `${repo.path}/releases/latest`);
+    const byId = await forge.request('GET', `${repo.path}/releases/${published.id}`);
+    expect(latest.status).toBe(200);
+    expect(latest.body.assets.length).toBeGreaterThan(1);
+    expect(latest.body).toEqual(byId.body);
+  });
+
   it('GET/PATCH/DELETE one asset: 404 through another release, PATCH renames with 201, DELETE removes the file', async () => {
     const created = await upload(published.id, multipart('attachment', 'old.txt', Buffer.from('old')), {
       token: ownerToken,

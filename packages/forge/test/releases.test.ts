@@ -192,6 +192,29 @@ describe('releases', () => {
       expect(res.body.id).toBe(published.id);
     });
 
+    it('rule 2: a deleted publisher of the latest release shows as Ghost, as in the list', async () => {
+      const other = await createRepo(forge, ownerToken);
+      const gone = await forge.createUser();
+      const goneToken = await forge.createToken(gone, ['write:repository']);
+      await forge.request('PUT', `${other.path}/collaborators/${gone.username}`, {
+        token: ownerToken,
+        body: { permission: 'write' },
+      });
+      expect((await release(goneToken, other, { tag_name: 'g1' })).status).toBe(201);
+      const before = await forge.request('GET', `${other.path}/releases/latest`);
+      expect(before.body.author.login).toBe(gone.username);
+      const removed = await forge.request('DELETE', `/admin/users/${gone.username}`, {
+        token: forge.admin.token,
+      });
+      expect(removed.status).toBe(204);
+      const after = await forge.request('GET', `${other.path}/releases/latest`);
+      expect(after.status).toBe(200);
+      expect(after.body.author).toMatchObject({ id: -1, login: 'Ghost' });
+      const list = await forge.request('GET', `${other.path}/releases`);
+      expect(list.body[0].author).toEqual(after.body.author);
+      expect(after.body.assets).toEqual([]);
+    });
+
     it('rule 2: 404 when only drafts, prereleases and tag-only records exist', async () => {
       const other = await createRepo(forge, ownerToken);
       expect((await release(ownerToken, other, { tag_name: 'd', draft: true })).status).toBe(201);

@@ -303,6 +303,21 @@ describe('users', () => {
       expect(admin.body.login).toBe(hidden.username);
     });
 
+    it('the user in the path, read with the token, follows changes and a wrong token on the next request', async () => {
+      const target = await forge.createUser({ username: `${prefix}-flip` });
+      const read = (token = viewerToken) =>
+        forge.request('GET', `/users/${target.username.toUpperCase()}`, { token });
+      const edit = (body: Record<string, unknown>) =>
+        forge.request('PATCH', `/admin/users/${target.username}`, { token: forge.admin.token, body });
+      expect((await read()).body).toMatchObject({ id: target.id, full_name: '' });
+      expect((await edit({ visibility: 'private', full_name: 'Flipped' })).status).toBe(200);
+      expect((await read()).status).toBe(404);
+      expect((await edit({ visibility: 'public' })).status).toBe(200);
+      expect((await read()).body).toMatchObject({ id: target.id, full_name: 'Flipped' });
+      const wrong = await read(`${viewerToken.slice(0, -1)}${viewerToken.endsWith('0') ? '1' : '0'}`);
+      expect(wrong.status).toBe(401);
+    });
+
     it('the Ghost and actions users cannot be fetched by name', async () => {
       expect((await forge.request('GET', '/users/ghost')).status).toBe(404);
       expect((await forge.request('GET', '/users/gitea-actions')).status).toBe(404);

@@ -99,7 +99,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The auth chain runs before every API route, so route groups only read `request.auth`.
   app.addHook('onRequest', async (request, reply) => {
     request.auth = ANONYMOUS;
-    if (request.routeOptions.config.skipApiAuth) return;
+    const { skipApiAuth, pathUser } = request.routeOptions.config;
+    if (skipApiAuth) return;
+    if (pathUser) {
+      const name = (request.params as Record<string, string | undefined>)[pathUser];
+      if (name !== undefined) request.pathUser = { lowerName: name.toLowerCase() };
+    }
     const auth = await authenticate(ctx, request, reply, signatureVerifier, oauthVerifier);
     request.auth = auth;
     assertAccountMayUseApi(ctx, auth);

@@ -132,7 +132,16 @@ export const releaseRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (
     { schema: { params: RepoParams, response: { 200: ReleaseSchema } } },
     async (request) => {
       const repo = requireRepoReader(request, UnitType.Releases);
-      return renderRelease(repo, await getLatestRelease(repo));
+      // Release, publisher and attachments come from one statement (the list reads them per page).
+      const { release, publisher, attachments } = await getLatestRelease(repo);
+      return toRelease(
+        repo.config,
+        repo.owner,
+        repo.repo,
+        release,
+        toUser(repo.config, publisher, null),
+        attachments.map((attachment) => toAttachment(repo.config, attachment)),
+      );
     },
   );
 

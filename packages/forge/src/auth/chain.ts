@@ -7,7 +7,7 @@ import { passwordChangeHint, signInWithPassword } from '../services/users.js';
 import type { UserRow } from '../store/schema.js';
 import type { TokenCredential } from '../store/tokens.js';
 import { findUserByLowerName } from '../store/users.js';
-import { ANONYMOUS, type AuthInfo, type SignatureVerifier } from './context.js';
+import { ANONYMOUS, type AuthInfo, type PathUser, type SignatureVerifier } from './context.js';
 import { looksLikeJwt, type OAuthTokenHit, type OAuthTokenVerifier } from './oauth2.js';
 import { TokenScope } from './scopes.js';
 
@@ -73,12 +73,13 @@ async function resolveToken(
   token: string,
   isBasic: boolean,
   oauthVerifier: OAuthTokenVerifier | undefined,
+  pathUser: PathUser | undefined,
 ): Promise<AuthInfo | null> {
   if (looksLikeJwt(token)) {
     const hit = oauthVerifier ? await oauthVerifier(token) : null;
     return hit ? oauthAuth(hit, isBasic) : null;
   }
-  const hit = await resolveAccessToken(ctx, token);
+  const hit = await resolveAccessToken(ctx, token, pathUser);
   return hit ? tokenAuth(hit, isBasic) : null;
 }
 
@@ -98,7 +99,9 @@ export async function authenticate(
   const token = presentedToken(request, reply, ctx);
   if (token !== null) {
     // Text that cannot be a token never reaches the database (PostgreSQL refuses NUL outright).
-    const auth = isCleanText(token) ? await resolveToken(ctx, token, false, oauthVerifier) : null;
+    const auth = isCleanText(token)
+      ? await resolveToken(ctx, token, false, oauthVerifier, request.pathUser)
+      : null;
     if (auth) return auth;
     failure = unknownUser();
   }
@@ -116,6 +119,7 @@ export async function authenticate(
       passwordIsToken ? basic.username : basic.password,
       true,
       oauthVerifier,
+      request.pathUser,
     );
     if (auth) return auth;
     const user = passwordIsToken ? null : await signInWithPassword(ctx, basic.username, basic.password);

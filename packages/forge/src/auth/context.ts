@@ -29,7 +29,26 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route is not part of the API (OAuth2 provider pages and endpoints): no API auth chain. */
     skipApiAuth?: boolean;
+    /**
+     * The path parameter naming the user the route is about (`username`): a personal access token is
+     * then looked up together with that user, in one statement (see PathUser).
+     */
+    pathUser?: string;
   }
+  interface FastifyRequest {
+    /** The user named by the route's `pathUser` parameter, when the route declares one. */
+    pathUser?: PathUser;
+  }
+}
+
+/**
+ * The user a route names in its path, read along with the caller's token so the route need not read it
+ * again. It belongs to one request: `row` is what the database held when the token was checked.
+ */
+export interface PathUser {
+  lowerName: string;
+  /** Not read yet (no token, or no token matched the key), null when no user has that name. */
+  row?: UserRow | null;
 }
 
 export const ANONYMOUS: AuthInfo = {

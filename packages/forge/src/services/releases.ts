@@ -28,7 +28,13 @@ import {
   retireRelease,
   updateRelease,
 } from '../store/releases.js';
-import { AccessMode, type Database, type ReleaseRow, type UserRow } from '../store/schema.js';
+import {
+  AccessMode,
+  type AttachmentRow,
+  type Database,
+  type ReleaseRow,
+  type UserRow,
+} from '../store/schema.js';
 import type { CreateReleaseOptionSchema, EditReleaseOptionSchema } from '../structs/release.js';
 import { removeAttachmentFiles } from './attachment-removal.js';
 import { nowUnix } from './context.js';
@@ -37,6 +43,7 @@ import { canControlTag } from './protected-tags.js';
 import { syncTagRecord } from './release-sync.js';
 import { RepoActionType, recordRepoAction, tagPushContent } from './repo-activity.js';
 import { type RepoContext, requireDoer } from './repo-context.js';
+import { ghostUser, systemUserById } from './system-users.js';
 
 /** CreateReleaseOption. */
 export type CreateReleaseInput = Static<typeof CreateReleaseOptionSchema>;
@@ -79,11 +86,21 @@ export function countPublishedReleases(db: Kysely<Database>, repoId: number): Pr
   return countReleases(db, { repoId, includeDrafts: false });
 }
 
-/** Seed rule 2: newest published, non-prerelease release, else 404. */
-export async function getLatestRelease(ctx: RepoContext): Promise<ReleaseRow> {
-  const row = await findLatestRelease(ctx.db, ctx.repo.id);
-  if (!row) throw new NotFound();
-  return row;
+/**
+ * Seed rule 2: newest published, non-prerelease release, else 404; with its publisher (a deleted one
+ * becomes the system user of that id or Ghost, as `usersForRows` does) and its attachments.
+ */
+export async function getLatestRelease(
+  ctx: RepoContext,
+): Promise<{ release: ReleaseRow; publisher: UserRow; attachments: AttachmentRow[] }> {
+  const found = await findLatestRelease(ctx.db, ctx.repo.id);
+  if (!found) throw new NotFound();
+  const { release, publisher, attachments } = found;
+  return {
+    release,
+    publisher: publisher ?? systemUserById(release.publisher_id) ?? ghostUser(),
+    attachments,
+  };
 }
 
 /**

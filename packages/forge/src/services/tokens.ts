@@ -1,13 +1,16 @@
+import type { PathUser } from '../auth/context.js';
 import { TokenScope } from '../auth/scopes.js';
 import { generateToken, tokenMatches } from '../auth/secrets.js';
 import { BadRequest, Invalid, NotFound } from '../errors.js';
 import type { AccessTokenRow, UserRow } from '../store/schema.js';
 import {
   deleteToken,
+  findTokenCredentialsAndUser,
   findTokenCredentialsByLastEight,
   findUserTokens,
   insertToken,
   listTokens,
+  type TokenCandidate,
   type TokenCredential,
   touchToken,
 } from '../store/tokens.js';
@@ -72,13 +75,24 @@ export async function deleteAccessToken(
 
 const TOKEN_SHAPE = /^[0-9a-f]{40}$/;
 
-/** The token and its owner for a presented token, or null when it is unknown or malformed. */
+/**
+ * The token and its owner for a presented token, or null when it is unknown or malformed. With
+ * `pathUser`, that user is read in the same statement and stored in it.
+ */
 export async function resolveAccessToken(
   ctx: ServiceContext,
   token: string,
+  pathUser?: PathUser,
 ): Promise<{ token: TokenCredential; user: UserRow } | null> {
   if (!TOKEN_SHAPE.test(token)) return null;
-  const candidates = await findTokenCredentialsByLastEight(ctx.db, token.slice(-8));
+  let candidates: TokenCandidate[];
+  if (pathUser) {
+    const found = await findTokenCredentialsAndUser(ctx.db, token.slice(-8), pathUser.lowerName);
+    candidates = found.candidates;
+    if (found.named !== undefined) pathUser.row = found.named;
+  } else {
+    candidates = await findTokenCredentialsByLastEight(ctx.db, token.slice(-8));
+  }
   const hit = candidates.find((candidate) => tokenMatches(token, candidate.token));
   if (!hit) return null;
   const now = nowUnix();

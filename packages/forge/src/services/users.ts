@@ -1,4 +1,5 @@
 import type { Static } from '@sinclair/typebox';
+import type { PathUser } from '../auth/context.js';
 import { hashPassword, verifyPassword } from '../auth/secrets.js';
 import { BadRequest, Invalid, NotFound } from '../errors.js';
 import { type UserRow, UserType, type UserUpdate, Visibility } from '../store/schema.js';
@@ -132,8 +133,15 @@ export async function getContextUser(
   ctx: ServiceContext,
   name: string,
   viewer: UserRow | null,
+  pathUser?: PathUser,
 ): Promise<UserRow> {
-  if (viewer && viewer.lower_name === name.toLowerCase()) return viewer;
+  const lowerName = name.toLowerCase();
+  if (viewer && viewer.lower_name === lowerName) return viewer;
+  // Read in this request's token lookup (PathUser), earlier in the same request: no second read.
+  if (pathUser?.row !== undefined && pathUser.lowerName === lowerName) {
+    if (!pathUser.row) throw userNotFound(name);
+    return pathUser.row;
+  }
   return getUserByName(ctx, name);
 }
 

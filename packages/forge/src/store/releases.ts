@@ -1,6 +1,8 @@
 import { type Insertable, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely';
 import { compiledQuery, compiledShapedQuery } from './compiled-query.js';
-import type { Database, ReleaseRow, ReleaseTable } from './schema.js';
+import { everyColumnOf, prefixedColumns, prefixedRowReader } from './joined-rows.js';
+import type { AttachmentRow, Database, ReleaseRow, ReleaseTable, UserRow } from './schema.js';
+import { USER_COLUMNS } from './users.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -82,23 +84,86 @@ export async function countReleases(db: Db, filter: ReleaseListFilter): Promise<
   return Number(row?.count ?? 0);
 }
 
-const latestRelease = compiledQuery((db, repoId: number) =>
+/** Every release column, in table order. */
+const RELEASE_COLUMNS = everyColumnOf<ReleaseRow>()([
+  'id',
+  'repo_id',
+  'publisher_id',
+  'tag_name',
+  'lower_tag_name',
+  'target',
+  'title',
+  'sha1',
+  'num_commits',
+  'note',
+  'is_draft',
+  'is_prerelease',
+  'is_tag',
+  'created_unix',
+]);
+
+/** Every attachment column, in table order. */
+const ATTACHMENT_COLUMNS = everyColumnOf<AttachmentRow>()([
+  'id',
+  'uuid',
+  'repo_id',
+  'release_id',
+  'uploader_id',
+  'name',
+  'download_count',
+  'size',
+  'created_unix',
+]);
+
+const releaseOf = prefixedRowReader<ReleaseRow>(RELEASE_COLUMNS, 'release_');
+const publisherOf = prefixedRowReader<UserRow>(USER_COLUMNS, 'publisher_');
+const assetOf = prefixedRowReader<AttachmentRow>(ATTACHMENT_COLUMNS, 'asset_');
+
+// The newest published non-prerelease release with its publisher and its attachments (oldest first,
+// as Gitea orders them): one row per attachment, or one with null attachment columns when it has none.
+// One statement where the route ran three, two of them one after the other.
+const latestReleaseWithDetails = compiledQuery((db, repoId: number) =>
   db
-    .selectFrom('release')
-    .selectAll()
-    .where('repo_id', '=', repoId)
-    .where('is_tag', '=', 0)
-    .where('is_draft', '=', 0)
-    .where('is_prerelease', '=', 0)
-    .orderBy('created_unix', 'desc')
-    .orderBy('id', 'desc')
-    .limit(sql.lit(1)),
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('release')
+        .selectAll()
+        .where('repo_id', '=', repoId)
+        .where('is_tag', '=', 0)
+        .where('is_draft', '=', 0)
+        .where('is_prerelease', '=', 0)
+        .orderBy('created_unix', 'desc')
+        .orderBy('id', 'desc')
+        .limit(sql.lit(1))
+        .as('latest'),
+    )
+    .leftJoin('user as publisher', 'publisher.id', 'latest.publisher_id')
+    .leftJoin('attachment as asset', 'asset.release_id', 'latest.id')
+    .select(prefixedColumns('latest', RELEASE_COLUMNS, 'release_'))
+    .select(prefixedColumns('publisher', USER_COLUMNS, 'publisher_'))
+    .select(prefixedColumns('asset', ATTACHMENT_COLUMNS, 'asset_'))
+    .orderBy('asset.id'),
 );
 
-/** Newest published, non-prerelease release. */
-export async function findLatestRelease(db: Db, repoId: number): Promise<ReleaseRow | undefined> {
-  const [row] = await latestRelease(db, repoId);
-  return row;
+/** A release with what an answer shows of it: its publisher (undefined once deleted) and attachments. */
+export interface ReleaseWithDetails {
+  release: ReleaseRow;
+  publisher: UserRow | undefined;
+  attachments: AttachmentRow[];
+}
+
+/** Newest published, non-prerelease release, with its publisher and attachments. */
+export async function findLatestRelease(db: Db, repoId: number): Promise<ReleaseWithDetails | undefined> {
+  const rows = await latestReleaseWithDetails(db, repoId);
+  const first = rows[0];
+  const release = first && releaseOf(first);
+  if (!release) return undefined;
+  const attachments: AttachmentRow[] = [];
+  for (const row of rows) {
+    const attachment = assetOf(row);
+    if (attachment) attachments.push(attachment);
+  }
+  return { release, publisher: publisherOf(first), attachments };
 }
 
 /** A release or tag record by id within one repository. */

@@ -1,7 +1,8 @@
 import type { Insertable, Kysely } from 'kysely';
 import { compiledQuery } from './compiled-query.js';
+import { prefixedColumns, prefixedRowReader } from './joined-rows.js';
 import type { AccessTokenRow, AccessTokenTable, Database, UserRow } from './schema.js';
-import { userRowOf } from './users.js';
+import { USER_COLUMNS, userRowOf } from './users.js';
 
 type Db = Kysely<Database>;
 
@@ -27,16 +28,47 @@ const tokensWithOwners = compiledQuery((db, lastEight: string) =>
     .where('access_token.token_last_eight', '=', lastEight),
 );
 
-/**
- * Tokens whose plain text ends in `lastEight` (the lookup key; the hash decides), each with its owner:
- * one statement per request instead of the token and then its user.
- */
-export async function findTokenCredentialsByLastEight(
-  db: Db,
-  lastEight: string,
-): Promise<{ token: TokenCredential; user: UserRow }[]> {
-  const rows = await tokensWithOwners(db, lastEight);
-  return rows.map((row) => ({
+/** The named user's columns in `tokensWithOwnersAndUser`, under their own prefix. */
+const NAMED = 'named_';
+const namedUserOf = prefixedRowReader<UserRow>(USER_COLUMNS, NAMED);
+
+// The same, plus the user of one name (left joined: null columns when there is none). A route that
+// names a user in its path gets token, owner and that user in one statement, one round trip on
+// PostgreSQL instead of two.
+const tokensWithOwnersAndUser = compiledQuery((db, lastEight: string, lowerName: string) =>
+  db
+    .selectFrom('access_token')
+    .innerJoin('user', 'user.id', 'access_token.uid')
+    .leftJoin('user as named', (join) => join.on('named.lower_name', '=', lowerName))
+    .selectAll('user')
+    .select([
+      'access_token.id as token_id',
+      'access_token.token_hash as token_hash',
+      'access_token.token_salt as token_salt',
+      'access_token.scope as token_scope',
+      'access_token.updated_unix as token_updated_unix',
+    ])
+    .select(prefixedColumns('named', USER_COLUMNS, NAMED))
+    .where('access_token.token_last_eight', '=', lastEight),
+);
+
+export interface TokenCandidate {
+  token: TokenCredential;
+  /** The token's owner. */
+  user: UserRow;
+}
+
+/** A joined row: the owner's columns as they are, the token's under `token_` names. */
+type TokenOwnerRow = UserRow & {
+  token_id: number;
+  token_hash: string;
+  token_salt: string;
+  token_scope: string;
+  token_updated_unix: number;
+};
+
+function candidateOf(row: TokenOwnerRow): TokenCandidate {
+  return {
     token: {
       id: row.token_id,
       token_hash: row.token_hash,
@@ -45,7 +77,32 @@ export async function findTokenCredentialsByLastEight(
       updated_unix: row.token_updated_unix,
     },
     user: userRowOf(row),
-  }));
+  };
+}
+
+/**
+ * Tokens whose plain text ends in `lastEight` (the lookup key; the hash decides), each with its owner:
+ * one statement per request instead of the token and then its user.
+ */
+export async function findTokenCredentialsByLastEight(db: Db, lastEight: string): Promise<TokenCandidate[]> {
+  return (await tokensWithOwners(db, lastEight)).map(candidateOf);
+}
+
+/**
+ * `findTokenCredentialsByLastEight` plus the user named `lowerName` in the same statement. `named` is
+ * undefined when no token matched the key (nothing was read) and null when no user has that name.
+ */
+export async function findTokenCredentialsAndUser(
+  db: Db,
+  lastEight: string,
+  lowerName: string,
+): Promise<{ candidates: TokenCandidate[]; named: UserRow | null | undefined }> {
+  const rows = await tokensWithOwnersAndUser(db, lastEight, lowerName);
+  const first = rows[0];
+  return {
+    candidates: rows.map(candidateOf),
+    named: first && (namedUserOf(first) ?? null),
+  };
 }
 
 /** Inserts a token row; returns undefined when the user already has a token of that name. */

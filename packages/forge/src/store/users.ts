@@ -1,6 +1,7 @@
 import { type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import { compiledQuery, compiledShapedQuery } from './compiled-query.js';
 import type { DialectName } from './dialect.js';
+import { everyColumnOf } from './joined-rows.js';
 import { USER_SEARCH_SUFFIX_CHARS } from './migrations/011_user_search_suffixes.js';
 import { type Database, type NewUser, type UserRow, type UserUpdate, Visibility } from './schema.js';
 
@@ -53,6 +54,41 @@ export function userRowOf(row: UserRow): UserRow {
     last_login_unix: row.last_login_unix,
   };
 }
+
+/** Every user column, in table order. */
+export const USER_COLUMNS = everyColumnOf<UserRow>()([
+  'id',
+  'type',
+  'lower_name',
+  'name',
+  'full_name',
+  'email',
+  'keep_email_private',
+  'passwd',
+  'passwd_hash_algo',
+  'salt',
+  'login_source',
+  'login_name',
+  'location',
+  'website',
+  'description',
+  'language',
+  'avatar',
+  'is_admin',
+  'is_active',
+  'prohibit_login',
+  'must_change_password',
+  'is_restricted',
+  'visibility',
+  'keep_activity_private',
+  'repo_admin_change_team_access',
+  'num_followers',
+  'num_following',
+  'num_stars',
+  'created_unix',
+  'updated_unix',
+  'last_login_unix',
+]);
 
 /** The user (or organization) with this lower-cased name. */
 export async function findUserByLowerName(db: Db, lowerName: string): Promise<UserRow | undefined> {

@@ -99,13 +99,13 @@ const handlers = {
   releases() {
     const limit = Number(args[2]);
     const latest = limit === 1;
+    // forge's page (src/store/releases.ts): every row carries the total the release_count triggers keep
+    // (migration 010).
     const page = db.prepare(
-      `SELECT * FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0
+      `SELECT *, (SELECT coalesce(sum(total), 0) FROM release_count WHERE repo_id = ? AND is_draft = 0)
+         AS list_total
+       FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0
        ORDER BY created_unix DESC, id DESC LIMIT ${limit} OFFSET ?`,
-    );
-    // The totals the release_count triggers keep (migration 010), as forge reads them.
-    const count = db.prepare(
-      'SELECT coalesce(sum(total), 0) AS n FROM release_count WHERE repo_id = ? AND is_draft = 0',
     );
     const publishers = new Map();
     const attachments = new Map();
@@ -139,8 +139,10 @@ const handlers = {
       unprefixer('user', 'publisher_'),
       unprefixer('attachment', 'asset_'),
     ];
+    const ownerOf = unprefixer('user', 'owner_');
     return () => {
-      const repo = repoOf(repoByNames.get(args[0], args[1]));
+      const found = repoByNames.get(args[0], args[1]);
+      const repo = repoOf(found);
       if (latest) {
         const found = latestWithDetails.all(repo.id);
         return {
@@ -149,14 +151,15 @@ const handlers = {
           assets: found.filter((r) => r.asset_id !== null).map(assetOf),
         };
       }
-      const rows = page.all(repo.id, 0);
-      const total = rows.length < limit ? rows.length : count.get(repo.id).n;
-      const publisherIds = [...new Set(rows.map((r) => r.publisher_id))];
-      const authors = new Map(
-        usersByIds(publisherIds.length)
-          .all(publisherIds)
-          .map((u) => [u.id, u]),
-      );
+      const rows = page.all(repo.id, repo.id, 0);
+      const total = rows.length ? rows[0].list_total : 0;
+      // As forge: the owner's row (read with the repository) is not read again as a publisher.
+      const owner = ownerOf(found);
+      const authors = new Map([[owner.id, owner]]);
+      const publisherIds = [...new Set(rows.map((r) => r.publisher_id))].filter((id) => !authors.has(id));
+      if (publisherIds.length) {
+        for (const u of usersByIds(publisherIds.length).all(publisherIds)) authors.set(u.id, u);
+      }
       const assets = rows.length ? attachmentsOf(rows.length).all(rows.map((r) => r.id)) : [];
       const answer = rows.map((r) => ({
         ...r,

@@ -68,23 +68,37 @@ async function sqliteTriggers(db: Kysely<unknown>): Promise<void> {
 }
 
 async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
+  // Once per statement, the receivers in id order: two transactions recording actions for overlapping
+  // receivers (a push fans out to the actor, the organization and the watchers) lock their generation
+  // rows in the same order, so they wait for each other instead of deadlocking.
+  const bumpReceivers = (rows: string) =>
+    `INSERT INTO activity_generation (scope, generation)
+      SELECT user_id, 1 FROM (${rows}) AS receivers ORDER BY user_id
+      ON CONFLICT (scope) DO UPDATE SET generation = activity_generation.generation + 1`;
   await sql
     .raw(`CREATE FUNCTION action_generation_bump() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
-      IF TG_OP IN ('DELETE', 'UPDATE') THEN
-        ${bump('OLD.user_id')};
-      END IF;
-      IF TG_OP = 'INSERT' OR NEW.user_id <> OLD.user_id THEN
-        ${bump('NEW.user_id')};
+      IF TG_OP = 'INSERT' THEN
+        ${bumpReceivers('SELECT DISTINCT user_id FROM new_rows')};
+      ELSIF TG_OP = 'DELETE' THEN
+        ${bumpReceivers('SELECT DISTINCT user_id FROM old_rows')};
+      ELSE
+        ${bumpReceivers('SELECT user_id FROM old_rows UNION SELECT user_id FROM new_rows')};
       END IF;
       RETURN NULL;
     END
     $fn$`)
     .execute(db);
-  await sql
-    .raw(`CREATE TRIGGER action_generation AFTER INSERT OR DELETE OR UPDATE ON action
-      FOR EACH ROW EXECUTE FUNCTION action_generation_bump()`)
-    .execute(db);
+  for (const [event, tables] of [
+    ['INSERT', 'NEW TABLE AS new_rows'],
+    ['DELETE', 'OLD TABLE AS old_rows'],
+    ['UPDATE', 'OLD TABLE AS old_rows NEW TABLE AS new_rows'],
+  ] as const) {
+    await sql
+      .raw(`CREATE TRIGGER action_generation_${event.toLowerCase()} AFTER ${event} ON action
+        REFERENCING ${tables} FOR EACH STATEMENT EXECUTE FUNCTION action_generation_bump()`)
+      .execute(db);
+  }
   // Once per statement: a statement changing many users or repositories bumps the generation once.
   await sql
     .raw(`CREATE FUNCTION visibility_generation_bump() RETURNS trigger LANGUAGE plpgsql AS $fn$

@@ -224,35 +224,46 @@ async function pingThroughout(stop: Promise<unknown>): Promise<{ answered: numbe
   return result;
 }
 
+/** A direct print names its machine; a queued job lets the queue choose (and measures the design first). */
+const ROUTES = [
+  { path: '/print', params: (jobName: string) => ({ machine_id: 'sim', job_name: jobName }) },
+  { path: '/queue', params: (jobName: string) => ({ job_name: jobName }) },
+];
+
 describe('hostile designs', () => {
   for (const hostile of corpus) {
-    it(`refuses ${hostile.name} with 400 InvalidDesign and leaves nothing behind`, async () => {
-      const path = join(corpusDir, hostile.fileName);
-      await writeFile(path, hostile.content());
-      expect((await stat(path)).size).toBeLessThan(8 * MIB);
-      const form = new FormData();
-      form.append('params', JSON.stringify({ machine_id: 'sim', job_name: hostile.name }));
-      form.append('file', await openAsBlob(path), hostile.fileName);
-      const response = fetch(`${api.baseUrl}/print`, { method: 'POST', body: form });
-      const pings = pingThroughout(response);
-      const res = await response;
-      const body = (await res.json()) as { request_id: string; error_code: string; message: string };
+    it.each(ROUTES)(
+      `refuses ${hostile.name} on $path with 400 InvalidDesign and leaves nothing behind`,
+      async (route) => {
+        const path = join(corpusDir, hostile.fileName);
+        await writeFile(path, hostile.content());
+        expect((await stat(path)).size).toBeLessThan(8 * MIB);
+        const form = new FormData();
+        form.append('params', JSON.stringify(route.params(hostile.name)));
+        form.append('file', await openAsBlob(path), hostile.fileName);
+        const response = fetch(`${api.baseUrl}${route.path}`, { method: 'POST', body: form });
+        const pings = pingThroughout(response);
+        const res = await response;
+        const body = (await res.json()) as { request_id: string; error_code: string; message: string };
 
-      expect(res.status).toBe(400);
-      expect(res.headers.get('x-request-id')).toBe(body.request_id);
-      expect(body.error_code).toBe('InvalidDesign');
-      expect(body.message).toMatch(hostile.message);
-      expect(await getJson(api.baseUrl, '/jobs')).toEqual([]);
-      expect(await filesUnder(join(api.dataDir, 'uploads'))).toEqual([]);
-      expect(await filesUnder(join(api.dataDir, 'jobs'))).toEqual([]);
-      // The harness dir (config, data) is the only thing in TMPDIR, besides tsx's compile cache (the
-      // design workers compile their TypeScript under the test runner).
-      const inTmp = (await readdir(privateTmp)).filter((name) => !name.startsWith('tsx-'));
-      expect(inTmp).toEqual([api.dir.split('/').pop()]);
-      expect(await slicerChildren()).toEqual([]);
-      const { failed } = await pings;
-      expect(failed).toBe(0);
-    });
+        expect(res.status).toBe(400);
+        expect(res.headers.get('x-request-id')).toBe(body.request_id);
+        expect(body.error_code).toBe('InvalidDesign');
+        expect(body.message).toMatch(hostile.message);
+        expect(await getJson(api.baseUrl, '/jobs')).toEqual([]);
+        expect(await getJson(api.baseUrl, '/queue')).toEqual([]);
+        expect(await filesUnder(join(api.dataDir, 'uploads'))).toEqual([]);
+        expect(await filesUnder(join(api.dataDir, 'jobs'))).toEqual([]);
+        expect(await filesUnder(join(api.dataDir, 'queue'))).toEqual([]);
+        // The harness dir (config, data) is the only thing in TMPDIR, besides tsx's compile cache (the
+        // design workers compile their TypeScript under the test runner).
+        const inTmp = (await readdir(privateTmp)).filter((name) => !name.startsWith('tsx-'));
+        expect(inTmp).toEqual([api.dir.split('/').pop()]);
+        expect(await slicerChildren()).toEqual([]);
+        const { failed } = await pings;
+        expect(failed).toBe(0);
+      },
+    );
   }
 
   it('still prints a design within every limit', async () => {

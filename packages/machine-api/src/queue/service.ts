@@ -5,6 +5,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { MissingScope } from '../access/errors.js';
+import type { DesignWorkers } from '../design/workers.js';
 import { type Actor, ANONYMOUS, mayManageJob } from '../access/scopes.js';
 import { BadRequest, Conflict, NotFound } from '../errors.js';
 import { isFinal, isWaiting, type Job, type QueueConstraints } from '../jobs/job.js';
@@ -19,6 +20,8 @@ import { candidates, type DesignNeeds, explainNoCandidate, factsOf, type Machine
 export interface QueueServiceOptions {
   store: JobStore;
   runner: JobRunner;
+  /** Where designs are measured: off the event loop, within the configured `[server]` limits. */
+  designs: DesignWorkers;
   machines: MachineRegistry;
   observer: MachineObserver;
   metrics: ServiceMetrics;
@@ -67,9 +70,7 @@ export class QueueService implements FarmQueue {
 
   async submit(upload: Upload, submission: QueueSubmission, owner: string | null = null): Promise<Job> {
     const { store, runner } = this.options;
-    // Loaded with the first queued job: the design readers (zip, XML) are not needed at start-up.
-    const { inspectDesign } = await import('../design/inspect.js');
-    const info = await inspectDesign(upload.path, upload.fileName);
+    const info = await this.options.designs.inspect(upload.path, upload.fileName);
     const design: DesignNeeds = { kind: info.kind, size: info.size };
     const constraints = normalised(submission.constraints);
     if (candidates(this.facts(), constraints, design).length === 0) {

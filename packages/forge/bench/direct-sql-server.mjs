@@ -94,34 +94,27 @@ const handlers = {
     };
   },
   // What forge needs for an anonymous release list (limit > 1) or the latest release (limit = 1): the
-  // owner and repository by name, one page (or the newest published non-prerelease), the total only for
-  // a full page (X-Total-Count, Link), the publishers of the page and its attachments.
+  // owner and repository by name, one page with its total (X-Total-Count, Link) and attachments (or the
+  // newest published non-prerelease with its publisher and attachments), the page's other publishers.
   releases() {
     const limit = Number(args[2]);
     const latest = limit === 1;
-    // forge's page (src/store/releases.ts): every row carries the total the release_count triggers keep
-    // (migration 010).
+    // forge's page (src/store/releases.ts): the page, the total the release_count triggers keep
+    // (migration 010) and the attachments of its releases in one statement.
     const page = db.prepare(
-      `SELECT *, (SELECT coalesce(sum(total), 0) FROM release_count WHERE repo_id = ? AND is_draft = 0)
-         AS list_total
-       FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0
-       ORDER BY created_unix DESC, id DESC LIMIT ${limit} OFFSET ?`,
+      `SELECT ${prefixed('release', 'page', 'release_')}, page.list_total, ${prefixed('attachment', 'asset', 'asset_')}
+       FROM (SELECT *, (SELECT coalesce(sum(total), 0) FROM release_count WHERE repo_id = ? AND is_draft = 0)
+               AS list_total
+             FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0
+             ORDER BY created_unix DESC, id DESC LIMIT ${limit} OFFSET ?) AS page
+       LEFT JOIN attachment AS asset ON asset.release_id = page.id
+       ORDER BY page.created_unix DESC, page.id DESC, asset.id`,
     );
     const publishers = new Map();
-    const attachments = new Map();
     const inList = (n) => Array(n).fill('?').join(',');
     const usersByIds = (n) => {
       if (!publishers.has(n)) publishers.set(n, db.prepare(`SELECT * FROM user WHERE id IN (${inList(n)})`));
       return publishers.get(n);
-    };
-    const attachmentsOf = (n) => {
-      if (!attachments.has(n)) {
-        attachments.set(
-          n,
-          db.prepare(`SELECT * FROM attachment WHERE release_id IN (${inList(n)}) ORDER BY release_id, id`),
-        );
-      }
-      return attachments.get(n);
     };
     // forge's latest release (src/store/releases.ts): release, publisher and attachments in one statement.
     const latestWithDetails = db.prepare(
@@ -151,8 +144,14 @@ const handlers = {
           assets: found.filter((r) => r.asset_id !== null).map(assetOf),
         };
       }
-      const rows = page.all(repo.id, repo.id, 0);
-      const total = rows.length ? rows[0].list_total : 0;
+      const joined = page.all(repo.id, repo.id, 0);
+      const total = joined.length ? joined[0].list_total : 0;
+      const rows = [];
+      const assets = [];
+      for (const row of joined) {
+        if (rows.at(-1)?.id !== row.release_id) rows.push(releaseOf(row));
+        if (row.asset_id !== null) assets.push(assetOf(row));
+      }
       // As forge: the owner's row (read with the repository) is not read again as a publisher.
       const owner = ownerOf(found);
       const authors = new Map([[owner.id, owner]]);
@@ -160,7 +159,6 @@ const handlers = {
       if (publisherIds.length) {
         for (const u of usersByIds(publisherIds.length).all(publisherIds)) authors.set(u.id, u);
       }
-      const assets = rows.length ? attachmentsOf(rows.length).all(rows.map((r) => r.id)) : [];
       const answer = rows.map((r) => ({
         ...r,
         author: authors.get(r.publisher_id),

@@ -183,7 +183,16 @@ describe('release assets', () => {
     const assets = (await forge.request('GET', `${repo.path}/releases/${published.id}/assets`)).body;
     expect(one.body.assets).toEqual(assets);
     expect(byTag.body.assets).toEqual(assets);
+    expect(assets.length).toBeGreaterThan(1);
     expect(list.body.find((r: { id: number }) => r.id === published.id).assets).toEqual(assets);
+    // The list reads its page joined with the attachments: still one entry per release.
+    const ids = list.body.map((r: { id: number }) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const withDrafts = await forge.request('GET', `${repo.path}/releases`, { token: ownerToken });
+    expect(withDrafts.body.map((r: { id: number; assets: unknown[] }) => [r.id, r.assets.length])).toEqual([
+      [draft.id, 0],
+      [published.id, assets.length],
+    ]);
     expect(one.body.upload_url).toBe(`${forge.appUrl}api/v1${repo.path}/releases/${published.id}/assets`);
   });
 

@@ -17,7 +17,7 @@ import {
 import type { RepoContext } from '../services/repo-context.js';
 import { UnitType } from '../services/units.js';
 import { usersForRows } from '../services/users.js';
-import type { ReleaseRow } from '../store/schema.js';
+import type { AttachmentRow, ReleaseRow } from '../store/schema.js';
 import { PathInt64 } from '../structs/query.js';
 import {
   CreateReleaseOptionSchema,
@@ -57,20 +57,24 @@ function releaseId(text: string): number {
   return /^\d{1,15}$/.test(text) ? Number(text) : -1;
 }
 
-/** Renders release rows with their publishers (deleted publishers become Ghost) and assets. */
-async function renderReleases(repo: RepoContext, rows: ReleaseRow[]) {
-  // Publishers and the assets of the whole page: two queries however long the page is, one when the
-  // owner or the caller (read for this request already) published every release of the page.
-  const [publisherOf, assets] = await Promise.all([
+/**
+ * Renders release rows with their publishers (deleted publishers become Ghost) and assets (`assets`
+ * when the rows' statement read them already).
+ */
+async function renderReleases(repo: RepoContext, rows: ReleaseRow[], assets?: Map<number, AttachmentRow[]>) {
+  // Publishers and the assets of the whole page: two queries however long the page is, none for the
+  // publishers when the owner or the caller (read for this request already) published every release.
+  const [publisherOf, attachments] = await Promise.all([
     usersForRows(
       repo,
       rows.map((row) => row.publisher_id),
       [repo.owner, repo.doer],
     ),
-    attachmentsOfReleases(
-      repo,
-      rows.map((row) => row.id),
-    ),
+    assets ??
+      attachmentsOfReleases(
+        repo,
+        rows.map((row) => row.id),
+      ),
   ]);
   // A page usually has one or two publishers: render each once.
   const authors = new Map<number, User>();
@@ -89,7 +93,7 @@ async function renderReleases(repo: RepoContext, rows: ReleaseRow[]) {
       repo.repo,
       row,
       authorOf(row.publisher_id),
-      (assets.get(row.id) ?? []).map((attachment) => toAttachment(repo.config, attachment)),
+      (attachments.get(row.id) ?? []).map((attachment) => toAttachment(repo.config, attachment)),
     ),
   );
 }
@@ -116,14 +120,14 @@ export const releaseRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (
       const repo = requireRepoReader(request, UnitType.Releases);
       const query = request.query as Record<string, unknown>;
       const page = pageOf(request, ctx.config);
-      const { rows, total } = await listReleases(repo, {
+      const { rows, total, attachments } = await listReleases(repo, {
         draft: optionalBool(query.draft),
         prerelease: optionalBool(query['pre-release']),
         limit: page.limit,
         offset: page.offset,
       });
       setListHeaders(reply, request, ctx.config, total, page);
-      return renderReleases(repo, rows);
+      return renderReleases(repo, rows, attachments);
     },
   );
 

@@ -64,11 +64,11 @@ export function canSeeDrafts(ctx: RepoContext): boolean {
   return ctx.permission.accessMode >= AccessMode.Write || ctx.permission.canWrite(UnitType.Releases);
 }
 
-/** Seed rule 1: one filtered page and the filtered total. */
+/** Seed rule 1: one filtered page, the filtered total and the page's attachments. */
 export async function listReleases(
   ctx: RepoContext,
   query: { draft?: boolean; prerelease?: boolean; limit: number; offset: number },
-): Promise<{ rows: ReleaseRow[]; total: number }> {
+): Promise<{ rows: ReleaseRow[]; total: number; attachments: Map<number, AttachmentRow[]> }> {
   const filter = {
     repoId: ctx.repo.id,
     includeDrafts: canSeeDrafts(ctx),
@@ -78,7 +78,7 @@ export async function listReleases(
   const page = await listReleaseRows(ctx.db, filter, { limit: query.limit, offset: query.offset });
   // The page's statement tells the total unless the page is empty; an empty first page is a total of 0.
   const total = page.total ?? (query.offset === 0 ? 0 : await countReleases(ctx.db, filter));
-  return { rows: page.rows, total };
+  return { rows: page.rows, total, attachments: page.attachments };
 }
 
 /** Gitea's `NumReleases`: published (non-draft) releases, shown as `release_counter`. */

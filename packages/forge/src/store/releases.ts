@@ -47,35 +47,70 @@ function totalOf(db: Db, filter: ListShape, repoId: number) {
 
 // The page size is part of the SQL text: SQLite answers `LIMIT 50` faster than `LIMIT ?` (it plans
 // for a known row count), and a page size is at most the configured maximum, so few variants exist.
-// Every row also carries the filter's total (a sum of at most four rows): a full page needs it for
-// X-Total-Count, and in the page's statement it costs no round trip of its own.
-const releasePage = compiledShapedQuery(
-  (db, page: { filter: ListShape; limit: number }, repoId: number, offset: number) =>
-    applyListFilter(db.selectFrom('release').selectAll(), page.filter, repoId)
-      .select(() => totalOf(db, page.filter, repoId).as('list_total'))
-      .orderBy('created_unix', 'desc')
-      .orderBy('id', 'desc')
-      .limit(sql.lit(page.limit))
-      .offset(offset),
-  (page) => `${listShapeKey(page.filter)}${page.limit}`,
-);
+// Each row also carries the filter's total (a sum of at most four rows, for X-Total-Count) and one
+// attachment of the release (one row per attachment, or one with null attachment columns): the page,
+// its total and its assets in one statement where the route ran three (one round trip each on
+// PostgreSQL). Declared below the column lists it selects.
+function buildReleasePage(
+  db: Db,
+  page: { filter: ListShape; limit: number },
+  repoId: number,
+  offset: number,
+) {
+  return db
+    .selectFrom((eb) =>
+      applyListFilter(eb.selectFrom('release').selectAll(), page.filter, repoId)
+        .select(() => totalOf(db, page.filter, repoId).as('list_total'))
+        .orderBy('created_unix', 'desc')
+        .orderBy('id', 'desc')
+        .limit(sql.lit(page.limit))
+        .offset(offset)
+        .as('page'),
+    )
+    .leftJoin('attachment as asset', 'asset.release_id', 'page.id')
+    .select(prefixedColumns('page', RELEASE_COLUMNS, 'release_'))
+    .select('page.list_total')
+    .select(prefixedColumns('asset', ATTACHMENT_COLUMNS, 'asset_'))
+    .orderBy('page.created_unix', 'desc')
+    .orderBy('page.id', 'desc')
+    .orderBy('asset.id');
+}
 
 const releaseCount = compiledShapedQuery(totalOf, listShapeKey);
 
-/**
- * One page of releases, newest first (created_unix DESC, id DESC as Gitea), and the number of releases
- * the filter matches; the total is unknown (undefined) when the page is empty.
- */
+/** One page of releases with what the list shows of them besides publishers. */
+export interface ReleasePage {
+  /** Newest first (created_unix DESC, id DESC as Gitea). */
+  rows: ReleaseRow[];
+  /** Releases the filter matches; undefined when the page is empty (the statement had no row). */
+  total: number | undefined;
+  /** Each release's attachments, oldest first (as Gitea orders them). */
+  attachments: Map<number, AttachmentRow[]>;
+}
+
+/** One page of releases, its total and the attachments of its releases, in one statement. */
 export async function listReleases(
   db: Db,
   filter: ReleaseListFilter,
   page: { limit: number; offset: number },
-): Promise<{ rows: ReleaseRow[]; total: number | undefined }> {
+): Promise<ReleasePage> {
   // A limit that is not a small positive integer never comes from a request (pageOf clamps it).
   if (!Number.isSafeInteger(page.limit) || page.limit < 1) throw new Error(`bad page size ${page.limit}`);
-  const rows = await releasePage(db, { filter, limit: page.limit }, filter.repoId, page.offset);
-  const first = rows[0];
-  return { rows, total: first === undefined ? undefined : Number(first.list_total) };
+  const joined = await releasePage(db, { filter, limit: page.limit }, filter.repoId, page.offset);
+  const rows: ReleaseRow[] = [];
+  const attachments = new Map<number, AttachmentRow[]>();
+  let assets: AttachmentRow[] = [];
+  for (const row of joined) {
+    if (rows.at(-1)?.id !== row.release_id) {
+      rows.push(releaseOf(row) as ReleaseRow);
+      assets = [];
+      attachments.set(row.release_id as number, assets);
+    }
+    const asset = assetOf(row);
+    if (asset) assets.push(asset);
+  }
+  const first = joined[0];
+  return { rows, total: first === undefined ? undefined : Number(first.list_total), attachments };
 }
 
 /** Number of releases the same filter matches (X-Total-Count). */
@@ -118,6 +153,11 @@ const ATTACHMENT_COLUMNS = everyColumnOf<AttachmentRow>()([
 const releaseOf = prefixedRowReader<ReleaseRow>(RELEASE_COLUMNS, 'release_');
 const publisherOf = prefixedRowReader<UserRow>(USER_COLUMNS, 'publisher_');
 const assetOf = prefixedRowReader<AttachmentRow>(ATTACHMENT_COLUMNS, 'asset_');
+
+const releasePage = compiledShapedQuery(
+  buildReleasePage,
+  (page) => `${listShapeKey(page.filter)}${page.limit}`,
+);
 
 // The newest published non-prerelease release with its publisher and its attachments (oldest first,
 // as Gitea orders them): one row per attachment, or one with null attachment columns when it has none.

@@ -94,22 +94,30 @@ const handlers = {
     };
   },
   // What forge needs for an anonymous release list (limit > 1) or the latest release (limit = 1): the
-  // owner and repository by name, one page with its total (X-Total-Count, Link) and attachments (or the
-  // newest published non-prerelease with its publisher and attachments), the page's other publishers.
+  // owner and repository by name, one page with its total (X-Total-Count, Link), its attachments and
+  // the publishers other than the owner (or the newest published non-prerelease with its publisher and
+  // attachments).
   releases() {
     const limit = Number(args[2]);
     const latest = limit === 1;
-    // forge's page (src/store/releases.ts): the page, the total the release_count triggers keep
-    // (migration 010) and the attachments of its releases in one statement.
+    // forge's page on SQLite (src/store/releases.ts): every row carries the total the release_count
+    // triggers keep (migration 010); the attachments of the page are a second statement.
     const page = db.prepare(
-      `SELECT ${prefixed('release', 'page', 'release_')}, page.list_total, ${prefixed('attachment', 'asset', 'asset_')}
-       FROM (SELECT *, (SELECT coalesce(sum(total), 0) FROM release_count WHERE repo_id = ? AND is_draft = 0)
-               AS list_total
-             FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0
-             ORDER BY created_unix DESC, id DESC LIMIT ${limit} OFFSET ?) AS page
-       LEFT JOIN attachment AS asset ON asset.release_id = page.id
-       ORDER BY page.created_unix DESC, page.id DESC, asset.id`,
+      `SELECT *, (SELECT coalesce(sum(total), 0) FROM release_count WHERE repo_id = ? AND is_draft = 0)
+         AS list_total
+       FROM release WHERE repo_id = ? AND is_tag = 0 AND is_draft = 0
+       ORDER BY created_unix DESC, id DESC LIMIT ${limit} OFFSET ?`,
     );
+    const attachments = new Map();
+    const attachmentsOf = (n) => {
+      if (!attachments.has(n)) {
+        attachments.set(
+          n,
+          db.prepare(`SELECT * FROM attachment WHERE release_id IN (${inList(n)}) ORDER BY release_id, id`),
+        );
+      }
+      return attachments.get(n);
+    };
     const publishers = new Map();
     const inList = (n) => Array(n).fill('?').join(',');
     const usersByIds = (n) => {
@@ -144,14 +152,9 @@ const handlers = {
           assets: found.filter((r) => r.asset_id !== null).map(assetOf),
         };
       }
-      const joined = page.all(repo.id, repo.id, 0);
-      const total = joined.length ? joined[0].list_total : 0;
-      const rows = [];
-      const assets = [];
-      for (const row of joined) {
-        if (rows.at(-1)?.id !== row.release_id) rows.push(releaseOf(row));
-        if (row.asset_id !== null) assets.push(assetOf(row));
-      }
+      const rows = page.all(repo.id, repo.id, 0);
+      const total = rows.length ? rows[0].list_total : 0;
+      const assets = rows.length ? attachmentsOf(rows.length).all(rows.map((r) => r.id)) : [];
       // As forge: the owner's row (read with the repository) is not read again as a publisher.
       const owner = ownerOf(found);
       const authors = new Map([[owner.id, owner]]);

@@ -75,7 +75,10 @@ export async function listReleases(
     draft: query.draft,
     prerelease: query.prerelease,
   };
-  const page = await listReleaseRows(ctx.db, filter, { limit: query.limit, offset: query.offset });
+  const page = await listReleaseRows(ctx.db, ctx.dialect, filter, {
+    limit: query.limit,
+    offset: query.offset,
+  });
   // The page's statement tells the total unless the page is empty; an empty first page is a total of 0.
   const total = page.total ?? (query.offset === 0 ? 0 : await countReleases(ctx.db, filter));
   return { rows: page.rows, total, attachments: page.attachments };

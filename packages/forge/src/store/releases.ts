@@ -1,5 +1,7 @@
 import { type Insertable, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely';
+import { listAttachmentsOfReleases } from './attachments.js';
 import { compiledQuery, compiledShapedQuery } from './compiled-query.js';
+import type { DialectName } from './dialect.js';
 import { everyColumnOf, prefixedColumns, prefixedRowReader } from './joined-rows.js';
 import type { AttachmentRow, Database, ReleaseRow, ReleaseTable, UserRow } from './schema.js';
 import { USER_COLUMNS } from './users.js';
@@ -47,26 +49,24 @@ function totalOf(db: Db, filter: ListShape, repoId: number) {
 
 // The page size is part of the SQL text: SQLite answers `LIMIT 50` faster than `LIMIT ?` (it plans
 // for a known row count), and a page size is at most the configured maximum, so few variants exist.
-// Each row also carries the filter's total (a sum of at most four rows, for X-Total-Count) and one
-// attachment of the release (one row per attachment, or one with null attachment columns): the page,
-// its total and its assets in one statement where the route ran three (one round trip each on
-// PostgreSQL). Declared below the column lists it selects.
-function buildReleasePage(
-  db: Db,
-  page: { filter: ListShape; limit: number },
-  repoId: number,
-  offset: number,
-) {
+// Each row also carries the filter's total (a sum of at most four rows, for X-Total-Count): a full page
+// needs it, and in the page's statement it costs no statement of its own.
+function buildPage(db: Db, page: { filter: ListShape; limit: number }, repoId: number, offset: number) {
+  return applyListFilter(db.selectFrom('release').selectAll(), page.filter, repoId)
+    .select(() => totalOf(db, page.filter, repoId).as('list_total'))
+    .orderBy('created_unix', 'desc')
+    .orderBy('id', 'desc')
+    .limit(sql.lit(page.limit))
+    .offset(offset);
+}
+
+// PostgreSQL: the page joined with its releases' attachments (one row per attachment, or one with null
+// attachment columns), so the page, its total and its assets are one round trip instead of two. Not on
+// SQLite, where a statement costs no round trip and reading the wider joined rows back cost more CPU
+// than the second statement (release list: 0.79 → 0.87 ms per request). Declared below the column lists.
+function buildJoinedPage(db: Db, page: { filter: ListShape; limit: number }, repoId: number, offset: number) {
   return db
-    .selectFrom((eb) =>
-      applyListFilter(eb.selectFrom('release').selectAll(), page.filter, repoId)
-        .select(() => totalOf(db, page.filter, repoId).as('list_total'))
-        .orderBy('created_unix', 'desc')
-        .orderBy('id', 'desc')
-        .limit(sql.lit(page.limit))
-        .offset(offset)
-        .as('page'),
-    )
+    .selectFrom(() => buildPage(db, page, repoId, offset).as('page'))
     .leftJoin('attachment as asset', 'asset.release_id', 'page.id')
     .select(prefixedColumns('page', RELEASE_COLUMNS, 'release_'))
     .select('page.list_total')
@@ -88,15 +88,26 @@ export interface ReleasePage {
   attachments: Map<number, AttachmentRow[]>;
 }
 
-/** One page of releases, its total and the attachments of its releases, in one statement. */
+/** One page of releases, its total and the attachments of its releases. */
 export async function listReleases(
   db: Db,
+  dialect: DialectName,
   filter: ReleaseListFilter,
   page: { limit: number; offset: number },
 ): Promise<ReleasePage> {
   // A limit that is not a small positive integer never comes from a request (pageOf clamps it).
   if (!Number.isSafeInteger(page.limit) || page.limit < 1) throw new Error(`bad page size ${page.limit}`);
-  const joined = await releasePage(db, { filter, limit: page.limit }, filter.repoId, page.offset);
+  const shape = { filter, limit: page.limit };
+  if (dialect === 'sqlite') {
+    const rows = await releasePage(db, shape, filter.repoId, page.offset);
+    const attachments = new Map<number, AttachmentRow[]>(rows.map((row) => [row.id, []]));
+    const ids = rows.map((row) => row.id);
+    for (const asset of await listAttachmentsOfReleases(db, ids))
+      attachments.get(asset.release_id)?.push(asset);
+    const first = rows[0];
+    return { rows, total: first === undefined ? undefined : Number(first.list_total), attachments };
+  }
+  const joined = await joinedReleasePage(db, shape, filter.repoId, page.offset);
   const rows: ReleaseRow[] = [];
   const attachments = new Map<number, AttachmentRow[]>();
   let assets: AttachmentRow[] = [];
@@ -154,10 +165,9 @@ const releaseOf = prefixedRowReader<ReleaseRow>(RELEASE_COLUMNS, 'release_');
 const publisherOf = prefixedRowReader<UserRow>(USER_COLUMNS, 'publisher_');
 const assetOf = prefixedRowReader<AttachmentRow>(ATTACHMENT_COLUMNS, 'asset_');
 
-const releasePage = compiledShapedQuery(
-  buildReleasePage,
-  (page) => `${listShapeKey(page.filter)}${page.limit}`,
-);
+const pageKey = (page: { filter: ListShape; limit: number }) => `${listShapeKey(page.filter)}${page.limit}`;
+const releasePage = compiledShapedQuery(buildPage, pageKey);
+const joinedReleasePage = compiledShapedQuery(buildJoinedPage, pageKey);
 
 // The newest published non-prerelease release with its publisher and its attachments (oldest first,
 // as Gitea orders them): one row per attachment, or one with null attachment columns when it has none.

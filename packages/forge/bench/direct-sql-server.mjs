@@ -191,20 +191,29 @@ const handlers = {
       return head > 0 ? [{ timestamp: whole - 900, contributions: head }, ...rows] : rows;
     };
   },
+  // forge's feed statement (src/store/actions.ts): the page, each row carrying the total (from the
+  // counts); the actors are the user whose feed it is, read already, as forge reads them.
   feeds() {
     const page = db.prepare(
-      `SELECT * FROM action WHERE user_id = ? AND is_deleted = 0 AND is_private = 0 AND ${anonymousMaySee('action')}
+      `SELECT action.*, (SELECT sum(total) FROM action_feed_count WHERE user_id = ? AND is_private = 0
+           AND ${anonymousMaySee('action_feed_count')}) AS page_total
+       FROM action WHERE user_id = ? AND is_deleted = 0 AND is_private = 0 AND ${anonymousMaySee('action')}
        ORDER BY created_unix DESC, id DESC LIMIT ?`,
-    );
-    const count = db.prepare(
-      `SELECT sum(total) AS n FROM action_feed_count WHERE user_id = ? AND is_private = 0
-         AND ${anonymousMaySee('action_feed_count')}`,
     );
     return () => {
       const user = userByName.get(args[0]);
-      const rows = page.all(user.id, Number(args[1]));
-      const total = count.get(user.id).n ?? 0;
-      return { total, rows: rows.map((r) => ({ ...r, act_user: userById.get(r.act_user_id) })) };
+      const joined = page.all(user.id, user.id, Number(args[1]));
+      const total = joined[0]?.page_total ?? 0;
+      const actors = new Map([[user.id, user]]);
+      const rows = joined.map(({ page_total: _, ...r }) => {
+        let actor = actors.get(r.act_user_id);
+        if (!actor) {
+          actor = userById.get(r.act_user_id);
+          actors.set(r.act_user_id, actor);
+        }
+        return { ...r, act_user: actor };
+      });
+      return { total, rows };
     };
   },
 };

@@ -498,6 +498,11 @@ describe('users', () => {
     it('date keeps one UTC day; an unparsable date does not filter', async () => {
       const res = await feed('?date=2026-03-03', { basic: actor });
       expect(res.body.map((a) => a.content)).toEqual(['friend release']);
+      expect(res.headers.get('x-total-count')).toBe('1');
+      // A page past the end has no row to carry the total: it is still the day's.
+      const past = await feed('?date=2026-03-03&page=2', { basic: actor });
+      expect(past.body).toEqual([]);
+      expect(past.headers.get('x-total-count')).toBe('1');
       const bad = await feed('?date=yesterday', { basic: actor });
       expect(bad.body).toHaveLength(3);
     });
@@ -512,6 +517,9 @@ describe('users', () => {
           `<${base}?limit=1&page=1>; rel="first",<${base}?limit=1&page=1>; rel="prev"`,
       );
       expect(res.headers.get('access-control-expose-headers')).toBe('Link, X-Total-Count');
+      const past = await feed('?limit=1&page=9', { basic: actor });
+      expect(past.body).toEqual([]);
+      expect(past.headers.get('x-total-count')).toBe('3');
       expect((await feed('', { basic: actor })).headers.get('link')).toBeNull();
       const first = (await feed('?limit=1', { basic: actor })).body[0] as unknown as Record<string, unknown>;
       expect(Object.keys(first)).toEqual([
@@ -537,6 +545,26 @@ describe('users', () => {
         ref_name: 'v1',
         is_private: false,
         created: '2026-03-03T23:59:59Z',
+      });
+    });
+
+    it('a row whose actor and repository are gone shows Ghost and no repository', async () => {
+      const owner = await forge.createUser();
+      await insertActions(forge.ctx.db, [
+        { user_id: owner.id, act_user_id: 99_999_999, repo_id: 99_999_998, op_type: 5, created_unix: 1 },
+      ]);
+      const res = await forge.request<Array<Record<string, unknown>>>(
+        'GET',
+        `/users/${owner.username}/activities/feeds`,
+        { basic: owner },
+      );
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-total-count')).toBe('1');
+      expect(res.body).toHaveLength(1);
+      expect(res.body[0]).toMatchObject({
+        act_user_id: 99_999_999,
+        act_user: { login: 'Ghost' },
+        repo: null,
       });
     });
 

@@ -161,9 +161,12 @@ export async function userFeed(
     offset: options.page.offset,
     limit: options.page.limit,
   });
+  // The user whose feed it is and the viewer were read for this request: most rows are the user's own
+  // acts, so most pages need no statement for their actors.
   const actorOf = await usersForRows(
     ctx,
     rows.map((row) => row.act_user_id),
+    [target, viewer],
   );
   const repos = await repositoryViewsById(
     ctx,

@@ -97,7 +97,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     designs,
     logger,
   });
-  const queue = new QueueService({ store, runner: jobs, designs, machines, observer, metrics, dataDir, logger });
+  const queue = new QueueService({
+    store,
+    runner: jobs,
+    designs,
+    machines,
+    observer,
+    metrics,
+    dataDir,
+    logger,
+  });
   const events = new EventHistory();
   const stopEvents = publishFarmEvents(events, { observer, runner: jobs, queue });
   const maxUploadBytes = Math.floor(config.server.max_upload_mib * 1024 * 1024);

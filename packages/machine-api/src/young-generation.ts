@@ -13,9 +13,8 @@ const DEFAULT_GROWTH = 2;
 
 /** Holds the young generation at its size until the returned function is called (once listening). */
 export function holdYoungGeneration(): () => void {
-  // An operator who set the flag (on the command line or in NODE_OPTIONS) keeps their choice.
-  const operatorFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  if (operatorFlags.some((arg) => arg.startsWith(FLAG) || arg.startsWith('--semi_space_growth_factor'))) {
+  // An operator who set the flag on the command line keeps their choice.
+  if (process.execArgv.some((arg) => arg.startsWith(FLAG) || arg.startsWith('--semi_space_growth_factor'))) {
     return () => undefined;
   }
   setFlagsFromString(`${FLAG}=1`);

@@ -13,18 +13,20 @@ export type TokenCredential = Pick<
 >;
 
 // The token columns under names no user column has, so one row carries the token and its owner.
+const TOKEN_COLUMNS = [
+  'access_token.id as token_id',
+  'access_token.token_hash as token_hash',
+  'access_token.token_salt as token_salt',
+  'access_token.scope as token_scope',
+  'access_token.updated_unix as token_updated_unix',
+] as const;
+
 const tokensWithOwners = compiledQuery((db, lastEight: string) =>
   db
     .selectFrom('access_token')
     .innerJoin('user', 'user.id', 'access_token.uid')
     .selectAll('user')
-    .select([
-      'access_token.id as token_id',
-      'access_token.token_hash as token_hash',
-      'access_token.token_salt as token_salt',
-      'access_token.scope as token_scope',
-      'access_token.updated_unix as token_updated_unix',
-    ])
+    .select(TOKEN_COLUMNS)
     .where('access_token.token_last_eight', '=', lastEight),
 );
 
@@ -41,13 +43,7 @@ const tokensWithOwnersAndUser = compiledQuery((db, lastEight: string, lowerName:
     .innerJoin('user', 'user.id', 'access_token.uid')
     .leftJoin('user as named', (join) => join.on('named.lower_name', '=', lowerName))
     .selectAll('user')
-    .select([
-      'access_token.id as token_id',
-      'access_token.token_hash as token_hash',
-      'access_token.token_salt as token_salt',
-      'access_token.scope as token_scope',
-      'access_token.updated_unix as token_updated_unix',
-    ])
+    .select(TOKEN_COLUMNS)
     .select(prefixedColumns('named', USER_COLUMNS, NAMED))
     .where('access_token.token_last_eight', '=', lastEight),
 );

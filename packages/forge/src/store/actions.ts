@@ -281,16 +281,11 @@ type FeedShape = Pick<FeedFilter, 'onlyPerformedBy' | 'includePrivate' | 'viewer
 const feedShapeKey = (shape: FeedShape) =>
   `${shape.onlyPerformedBy}|${shape.includePrivate}|${viewerShapeKey(shape.viewer)}|${shape.between !== undefined}`;
 
+/** A feed query's values, in the order its compiled SQL takes them (see compiledShapedQuery). */
+type FeedValues = [userId: number, viewerId: number, requestedId: number, from: number, to: number];
+
 /** The feed rows `shape` lets through, of one day (`from`..`to`, inclusive) when it has `between`. */
-function feedRows(
-  db: Db,
-  shape: FeedShape,
-  userId: number,
-  viewerId: number,
-  requestedId: number,
-  from: number,
-  to: number,
-) {
+function feedRows(db: Db, shape: FeedShape, ...[userId, viewerId, requestedId, from, to]: FeedValues) {
   let query = db.selectFrom('action').where('action.user_id', '=', userId).where('action.is_deleted', '=', 0);
   if (shape.onlyPerformedBy) query = query.where('action.act_user_id', '=', userId);
   if (!shape.includePrivate) query = query.where('action.is_private', '=', 0);
@@ -306,13 +301,7 @@ const feedPage = compiledShapedQuery(
   (
     db,
     shape: FeedShape,
-    userId: number,
-    viewerId: number,
-    requestedId: number,
-    from: number,
-    to: number,
-    offset: number,
-    limit: number,
+    ...[userId, viewerId, requestedId, from, to, offset, limit]: [...FeedValues, number, number]
   ) =>
     feedRows(db, shape, userId, viewerId, requestedId, from, to)
       .selectAll('action')
@@ -330,18 +319,8 @@ const feedPage = compiledShapedQuery(
 );
 
 /** The rows of one day's feed `shape` lets through (`date`: no counts table serves a day). */
-function feedDayCountQuery(
-  db: Db,
-  shape: FeedShape,
-  userId: number,
-  viewerId: number,
-  requestedId: number,
-  from: number,
-  to: number,
-) {
-  return feedRows(db, shape, userId, viewerId, requestedId, from, to).select((eb) =>
-    eb.fn.countAll<number>().as('n'),
-  );
+function feedDayCountQuery(db: Db, shape: FeedShape, ...values: FeedValues) {
+  return feedRows(db, shape, ...values).select((eb) => eb.fn.countAll<number>().as('n'));
 }
 
 const feedDayCount = compiledShapedQuery(feedDayCountQuery, feedShapeKey);

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { binaryStl, cube, requirePrusaSlicer, threeMf, threeMfModel } from './design-fixtures.js';
-import { getJson, type MachineApiUnderTest, startMachineApi } from './harness.js';
+import { getJson, type MachineApiUnderTest, startMachineApi, waitFor } from './harness.js';
 
 const generic = new URL('../profiles/generic-fdm-0.4.ini', import.meta.url).pathname;
 const MIB = 1024 * 1024;
@@ -131,6 +131,26 @@ const corpus: Hostile[] = [
     fileName: 'line.gcode',
     content: () => Buffer.from('G1 X1 Y1 '.repeat(ONE_LINE / 9)),
     message: /^line 1 of the G-code is longer than 4096, the limit set by \[server\] max_line_bytes$/,
+  },
+  {
+    // The line check runs as the upload streams in: a line far past the first chunks, CRLF endings.
+    name: 'G-code with an endless line after 20 000 short ones',
+    fileName: 'late-line.gcode',
+    content: () => Buffer.from(`${'G1 X1 Y1\r\n'.repeat(20_000)}${'G1 X1 '.repeat(1000)}\r\nG28\r\n`),
+    message: /^line 20001 of the G-code is longer than 4096, the limit set by \[server\] max_line_bytes$/,
+  },
+  {
+    name: 'G-code ending in an endless line without a newline',
+    fileName: 'last-line.gcode',
+    content: () => Buffer.from(`${'G28\n'.repeat(50_000)}${'G1 '.repeat(2000)}`),
+    message: /^line 50001 of the G-code is longer than 4096, the limit set by \[server\] max_line_bytes$/,
+  },
+  {
+    // 4095 characters and the carriage return: one byte over the limit, which counts the CR.
+    name: 'G-code with one CRLF line a byte too long',
+    fileName: 'crlf-line.gcode',
+    content: () => Buffer.from(`${'G28\r\n'.repeat(30_000)}G1${' '.repeat(4094)}\r\r\nG28\r\n`),
+    message: /^line 30001 of the G-code is longer than 4096, the limit set by \[server\] max_line_bytes$/,
   },
   {
     name: 'binary STL announcing far more triangles than it holds',
@@ -265,6 +285,23 @@ describe('hostile designs', () => {
       },
     );
   }
+
+  it('still prints G-code whose longest lines are exactly the line limit', async () => {
+    // Lines of 4096 bytes (the CR counts) between and after runs of short ones, the last without newline.
+    const longest = `G1${' '.repeat(4093)}\r`;
+    const gcode = `${'G28\r\n'.repeat(30_000)}${longest}\n${'G28\n'.repeat(20_000)}${longest}`;
+    const form = new FormData();
+    form.append('params', JSON.stringify({ machine_id: 'sim', job_name: 'long lines' }));
+    form.append('file', new Blob([gcode]), 'long-lines.gcode');
+    const res = await fetch(`${api.baseUrl}/print`, { method: 'POST', body: form });
+    expect(res.status).toBe(200);
+    // The print takes 0 s; confirm the bed clear so the machine takes the next test's design.
+    const { job_id } = (await res.json()) as { job_id: string };
+    await waitFor(
+      async () => (await getJson<{ status: string }>(api.baseUrl, `/jobs/${job_id}`)).status === 'completed',
+    );
+    expect((await fetch(`${api.baseUrl}/machines/sim/clear`, { method: 'POST' })).status).toBe(200);
+  });
 
   it('still prints a design within every limit', async () => {
     const form = new FormData();

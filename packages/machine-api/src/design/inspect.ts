@@ -4,12 +4,13 @@
  * `InvalidDesign`, before a slicer ever runs.
  */
 
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { InvalidDesign } from '../errors.js';
 import type { Volume } from '../machines/machine.js';
 import { boxSize } from './box.js';
-import { DEFAULT_DESIGN_LIMITS, type DesignLimits } from './limits.js';
-import { forEachLine } from './lines.js';
+import { beyondLimit, DEFAULT_DESIGN_LIMITS, type DesignLimits } from './limits.js';
+import type { LineScan } from './line-scan.js';
+import { forEachLine, lineNumberAt } from './lines.js';
 import type { Measurement } from './measurement.js';
 import { measureObj } from './obj.js';
 import { measureAsciiStl, measureBinaryStl, STL_HEADER_BYTES, STL_TRIANGLE_BYTES } from './stl.js';
@@ -36,17 +37,22 @@ type Detected =
   | { kind: 'obj' }
   | { kind: 'gcode' };
 
-/** Classifies and measures the design at `path`; throws `InvalidDesign` with a reason a person can act on. */
+/**
+ * Classifies and measures the design at `path`; throws `InvalidDesign` with a reason a person can act on.
+ * `scanned` is the line check made while the file was uploaded (line-scan.ts): when it was made against
+ * the same limit over the whole file, G-code is not read again.
+ */
 export async function inspectDesign(
   path: string,
   fileName: string,
   limits: DesignLimits = DEFAULT_DESIGN_LIMITS,
+  scanned?: LineScan,
 ): Promise<DesignInfo> {
   const detected = await detect(path, fileName);
   switch (detected.kind) {
     case 'gcode':
       // Machines read G-code line by line (a USB printer streams it): no line may be endless.
-      await forEachLine(path, limits, 'G-code', null);
+      await checkGcodeLines(path, limits, scanned);
       return { kind: 'gcode', triangles: null, size: null };
     case 'binary-stl':
       return {
@@ -63,6 +69,16 @@ export async function inspectDesign(
     case 'obj':
       return mesh('obj', await measureObj(path, limits));
   }
+}
+
+async function checkGcodeLines(path: string, limits: DesignLimits, scanned?: LineScan): Promise<void> {
+  if (!scanned || scanned.maxLineBytes !== limits.maxLineBytes || scanned.bytes !== (await stat(path)).size) {
+    await forEachLine(path, limits, 'G-code', null);
+    return;
+  }
+  if (scanned.longLineAt === null) return;
+  const line = await lineNumberAt(path, scanned.longLineAt);
+  throw beyondLimit(limits, 'maxLineBytes', `line ${line} of the G-code is longer than`);
 }
 
 function mesh(kind: DesignKind, measurement: Measurement): DesignInfo {

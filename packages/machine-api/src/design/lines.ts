@@ -75,3 +75,31 @@ export async function forEachLine(
     }
   }
 }
+
+/**
+ * The number of the line that starts at byte `offset` of the file (1 for the first): the newlines before
+ * it, plus one. For the message refusing a line found too long while the upload streamed (line-scan.ts).
+ */
+export async function lineNumberAt(path: string, offset: number): Promise<number> {
+  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  let lines = 1;
+  let position = 0;
+  const file = await open(path, 'r');
+  try {
+    while (position < offset) {
+      const { bytesRead } = await file.read(buffer, 0, Math.min(CHUNK_BYTES, offset - position), position);
+      if (bytesRead === 0) break;
+      for (
+        let at = buffer.indexOf(NEWLINE);
+        at !== -1 && at < bytesRead;
+        at = buffer.indexOf(NEWLINE, at + 1)
+      ) {
+        lines++;
+      }
+      position += bytesRead;
+    }
+  } finally {
+    await file.close();
+  }
+  return lines;
+}

@@ -30,7 +30,7 @@ try {
 async function perform(request: WorkerRequest): Promise<unknown> {
   switch (request.task) {
     case 'inspect':
-      return inspectDesign(request.path, request.fileName, request.limits);
+      return inspectDesign(request.path, request.fileName, request.limits, request.scanned);
     case 'copy3mf': {
       // Loaded on first use, like the 3MF reader in inspect.ts: most workers only measure G-code or STL.
       const { copy3mfWithoutSettings } = await import('../slicer/threemf-settings.js');

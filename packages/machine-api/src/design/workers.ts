@@ -17,9 +17,10 @@ import { BadRequest, InvalidDesign, ServiceError, SlicingFailed } from '../error
 import { ConcurrencyLimit } from '../slicer/limiter.js';
 import type { DesignInfo } from './inspect.js';
 import type { DesignLimits } from './limits.js';
+import type { LineScan } from './line-scan.js';
 
 export type WorkerRequest =
-  | { task: 'inspect'; path: string; fileName: string; limits: DesignLimits }
+  | { task: 'inspect'; path: string; fileName: string; limits: DesignLimits; scanned?: LineScan }
   | { task: 'copy3mf'; path: string; target: string; limits: DesignLimits };
 
 export type WorkerReply =
@@ -64,9 +65,14 @@ export class DesignWorkers {
     this.idleExitMs = options.idleExitMs ?? DEFAULT_IDLE_EXIT_MS;
   }
 
-  /** Classifies and measures a design (see inspect.ts) off the event loop. */
-  inspect(path: string, fileName: string, signal?: AbortSignal): Promise<DesignInfo> {
-    return this.run({ task: 'inspect', path, fileName, limits: this.limits }, signal) as Promise<DesignInfo>;
+  /**
+   * Classifies and measures a design (see inspect.ts) off the event loop; `scanned` is the line check the
+   * upload stream made (line-scan.ts), if it made one.
+   */
+  inspect(path: string, fileName: string, signal?: AbortSignal, scanned?: LineScan): Promise<DesignInfo> {
+    const request: WorkerRequest = { task: 'inspect', path, fileName, limits: this.limits };
+    if (scanned) request.scanned = scanned;
+    return this.run(request, signal) as Promise<DesignInfo>;
   }
 
   /** Copies a 3MF for the slicer without its settings parts (see threemf-settings.ts) off the event loop. */

@@ -11,6 +11,7 @@ import { extname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { MissingScope } from '../access/errors.js';
 import { type Actor, ANONYMOUS, mayManageJob } from '../access/scopes.js';
+import type { LineScan } from '../design/line-scan.js';
 import type { DesignWorkers } from '../design/workers.js';
 import { BadRequest, Conflict, NotFound, ServiceError } from '../errors.js';
 import {
@@ -33,6 +34,8 @@ export interface Upload {
   /** The client's file name (no directories). */
   fileName: string;
   size: number;
+  /** The line check made while the file streamed in (line-scan.ts); spares the design check a pass. */
+  lines?: LineScan;
 }
 
 interface Flight {
@@ -76,11 +79,15 @@ interface LaunchOptions {
   clientGone?: AbortSignal;
   /** A 4xx refusal removes the job (its client never learnt the id). */
   forgetRefused: boolean;
+  /** The upload's line check (see Upload). */
+  lines?: LineScan;
 }
 
 export class JobRunner {
   /** Where the HTTP layer streams uploads before handing them over. */
   readonly uploadDir: string;
+  /** The line limit of text designs, which the HTTP layer checks as an upload streams in. */
+  readonly maxLineBytes: number;
   private readonly workRoot: string;
   /** Machine id → what it is busy with; set synchronously so concurrent submits get exactly one slot. */
   private readonly busy = new Map<string, string>();
@@ -92,6 +99,7 @@ export class JobRunner {
 
   constructor(private readonly options: JobRunnerOptions) {
     this.uploadDir = join(options.dataDir, 'uploads');
+    this.maxLineBytes = options.designs.limits.maxLineBytes;
     this.workRoot = join(options.dataDir, 'jobs');
   }
 
@@ -235,7 +243,11 @@ export class JobRunner {
       );
       this.busy.set(machineId, `job ${jobId}`);
       launched = true;
-      return await this.launch(job, entry, designPath, workDir, { clientGone, forgetRefused: true });
+      return await this.launch(job, entry, designPath, workDir, {
+        clientGone,
+        forgetRefused: true,
+        ...(upload.lines ? { lines: upload.lines } : {}),
+      });
     } catch (error) {
       // Once launched, the launch itself has released the machine (someone else may hold it by now).
       if (!launched) await this.freeMachine(machineId, workDir);
@@ -392,6 +404,7 @@ export class JobRunner {
         slicer: entry.common.slicer,
         takesDesigns: entry.machine.takesDesigns ?? false,
         designs: this.options.designs,
+        ...(options.lines ? { scannedLines: options.lines } : {}),
         filamentIndex: filamentIndexFor(job, entry),
         workDir,
         signal,

@@ -70,7 +70,7 @@ export class QueueService implements FarmQueue {
 
   async submit(upload: Upload, submission: QueueSubmission, owner: string | null = null): Promise<Job> {
     const { store, runner } = this.options;
-    const info = await this.options.designs.inspect(upload.path, upload.fileName);
+    const info = await this.options.designs.inspect(upload.path, upload.fileName, undefined, upload.lines);
     const design: DesignNeeds = { kind: info.kind, size: info.size };
     const constraints = normalised(submission.constraints);
     if (candidates(this.facts(), constraints, design).length === 0) {

@@ -27,7 +27,14 @@ function plainFileName(name: string | undefined): string {
 /** Streams the parts of a print request; throws `BadRequest` / `PayloadTooLarge` naming what is wrong. */
 export async function receivePrintForm(
   request: FastifyRequest,
-  options: { uploadDir: string; maxBytes: number; route?: string; paramsSchema?: string },
+  options: {
+    uploadDir: string;
+    maxBytes: number;
+    /** The line limit of text designs, checked as the file streams in (see line-scan.ts). */
+    maxLineBytes?: number;
+    route?: string;
+    paramsSchema?: string;
+  },
 ): Promise<PrintForm> {
   const route = options.route ?? 'POST /print';
   const paramsSchema = options.paramsSchema ?? 'PrintParameters';
@@ -44,6 +51,7 @@ export async function receivePrintForm(
       {
         uploadDir: options.uploadDir,
         maxBytes: options.maxBytes,
+        ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
         fieldSize: PARAMS_LIMIT,
         fileName: plainFileName,
       },

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { MultipartValue } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
+import { LineLengthScan } from '../design/line-scan.js';
 import { BadRequest } from '../errors.js';
 import type { Upload } from '../jobs/runner.js';
 
@@ -24,6 +25,8 @@ export interface UploadPartsOptions {
   fileName: (sent: string | undefined) => string;
   /** Thrown when the file part was cut at `maxBytes` without the parser throwing. */
   truncated?: () => Error;
+  /** Checks the file's line lengths against this limit as it streams in (see line-scan.ts). */
+  maxLineBytes?: number;
 }
 
 export interface ReceivedParts {
@@ -62,7 +65,13 @@ export async function receiveParts(
         fileName: options.fileName(part.filename),
         size: 0,
       };
-      await pipeline(part.file, createWriteStream(upload.path));
+      if (options.maxLineBytes === undefined) {
+        await pipeline(part.file, createWriteStream(upload.path));
+      } else {
+        const lines = new LineLengthScan(options.maxLineBytes);
+        await pipeline(part.file, lines, createWriteStream(upload.path));
+        upload.lines = lines.result();
+      }
       if (part.file.truncated && options.truncated) throw options.truncated();
       upload.size = part.file.bytesRead;
     }

@@ -8,6 +8,7 @@
 import { copyFile, open, symlink } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import type { DesignInfo, DesignKind } from '../design/inspect.js';
+import type { LineScan } from '../design/line-scan.js';
 import type { DesignWorkers } from '../design/workers.js';
 import { InvalidDesign } from '../errors.js';
 import type { PrintFileFormat, Volume } from '../machines/machine.js';
@@ -34,6 +35,8 @@ export interface PrepareRequest {
   takesDesigns?: boolean;
   /** Where designs are measured (worker threads, bounded by the configured limits). */
   designs: DesignWorkers;
+  /** The line check the upload stream made (line-scan.ts), if it made one. */
+  scannedLines?: LineScan;
   filamentIndex?: number;
   /** A directory owned by this job; everything written here is removed when the job ends. */
   workDir: string;
@@ -50,7 +53,12 @@ export interface PreparedPrint {
 
 /** Throws `InvalidDesign` for files that are not printable and `SlicingFailed` when the slicer fails. */
 export async function preparePrint(request: PrepareRequest): Promise<PreparedPrint> {
-  const design = await request.designs.inspect(request.uploadPath, request.fileName, request.signal);
+  const design = await request.designs.inspect(
+    request.uploadPath,
+    request.fileName,
+    request.signal,
+    request.scannedLines,
+  );
   request.signal?.throwIfAborted();
   let gcodePath = request.uploadPath;
   let estimate: SliceEstimate | null = null;

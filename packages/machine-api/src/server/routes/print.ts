@@ -45,6 +45,7 @@ export function printRoutes(app: TypedApp, context: ServerContext): void {
       const form = await receivePrintForm(request, {
         uploadDir: context.jobs.uploadDir,
         maxBytes: context.maxUploadBytes,
+        maxLineBytes: context.jobs.maxLineBytes,
       });
       try {
         const parameters = printParameters(

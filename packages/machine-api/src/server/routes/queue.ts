@@ -40,6 +40,7 @@ export function queueRoutes(app: TypedApp, context: ServerContext): void {
       const form = await receivePrintForm(request, {
         uploadDir: jobs.uploadDir,
         maxBytes: context.maxUploadBytes,
+        maxLineBytes: jobs.maxLineBytes,
         route: 'POST /queue',
         paramsSchema: 'QueueParameters',
       });

@@ -4,7 +4,9 @@
  *
  * Each `machine.temperatures` event carries the extruder temperature the simulator set, which encodes the
  * wall-clock millisecond of the change (`(ms % 1e6) / 1000`); the worker records, per event, the time from
- * that change to receipt (`change`) and from the event's publication (`time`) to receipt (`publish`).
+ * that change to receipt (`change`), from the event's publication (`time`) to receipt (`publish`), and from
+ * the change to the publication (`changeToPublish`: the simulator, the backend and the observer, without
+ * the delivery to the streams).
  * Frames are scanned, not JSON-parsed, so the reader stays cheap. Messages: {ready} once every stream
  * answered, then on {report} the recorded delays in ms, which are then cleared.
  */
@@ -16,6 +18,8 @@ const count = Number(countArg);
 
 let change: number[] = [];
 let publish: number[] = [];
+let changeToPublish: number[] = [];
+let measuredIds = new Set<string>();
 let events = 0;
 const requests: ClientRequest[] = [];
 
@@ -37,8 +41,14 @@ function onFrame(frame: string, now: number): void {
   if (c < 0 || t < 0) return;
   const celsius = Number.parseFloat(frame.slice(c + CURRENT.length, c + CURRENT.length + 12));
   const changedAt = Math.round(celsius * 1000);
+  const published = Date.parse(frame.slice(t + TIME.length, t + TIME.length + 24));
   change.push(((((now % 1e6) - changedAt) % 1e6) + 1e6) % 1e6);
-  publish.push(now - Date.parse(frame.slice(t + TIME.length, t + TIME.length + 24)));
+  publish.push(now - published);
+  // Once per event (the first worker's first copy): every copy carries the same two times.
+  const id = frame.slice(4, frame.indexOf('\n'));
+  if (first !== 0 || measuredIds.has(id)) return;
+  measuredIds.add(id);
+  changeToPublish.push(((((published % 1e6) - changedAt) % 1e6) + 1e6) % 1e6);
 }
 
 async function open(i: number): Promise<void> {
@@ -75,9 +85,11 @@ async function main(): Promise<void> {
   process.send?.({ ready: true });
   process.on('message', (message: { report?: boolean; stop?: boolean }) => {
     if (message.report) {
-      process.send?.({ change, publish, events });
+      process.send?.({ change, publish, changeToPublish, events });
       change = [];
       publish = [];
+      changeToPublish = [];
+      measuredIds = new Set();
       events = 0;
     }
     if (message.stop) {

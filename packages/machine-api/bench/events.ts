@@ -5,7 +5,8 @@
  * `machine.temperatures` events. Two forked processes hold the subscribers (half take every event, a
  * quarter filter by type, a quarter by machine). Measured over the window:
  * - delivery delay from the printer's change to each subscriber's receipt (`change→receipt`), and from
- *   the event's publication to receipt (`publish→receipt`): p50, p99, max;
+ *   the event's publication to receipt (`publish→receipt`): p50, p99, max; and, once per event, from the
+ *   change to the publication (`change→publish`: the simulator, the backend and the observer);
  * - the service process's CPU (user + system, from /proc) as % of one core, and its resident memory.
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -25,6 +26,8 @@ const CHANGE_EVERY_MS = 1000;
 interface Report {
   change: number[];
   publish: number[];
+  /** Per event, once: from the change to the publication (the first worker only). */
+  changeToPublish: number[];
   events: number;
 }
 
@@ -108,6 +111,7 @@ export function eventsScenario(startMachineApi: Start): MeasuredScenario {
         const reports = await Promise.all(workers.map(report));
         const changeDelays = reports.flatMap((r) => r.change).sort((a, b) => a - b);
         const publishDelays = reports.flatMap((r) => r.publish).sort((a, b) => a - b);
+        const changeToPublish = reports.flatMap((r) => r.changeToPublish).sort((a, b) => a - b);
         const events = reports.reduce((sum, r) => sum + r.events, 0);
         return {
           subscribers: SUBSCRIBERS,
@@ -118,6 +122,9 @@ export function eventsScenario(startMachineApi: Start): MeasuredScenario {
           'change→receipt p50 ms': percentile(changeDelays, 0.5),
           'change→receipt p99 ms': percentile(changeDelays, 0.99),
           'change→receipt max ms': changeDelays.at(-1) ?? Number.NaN,
+          'change→publish p50 ms': percentile(changeToPublish, 0.5),
+          'change→publish p99 ms': percentile(changeToPublish, 0.99),
+          'change→publish max ms': changeToPublish.at(-1) ?? Number.NaN,
           'publish→receipt p50 ms': percentile(publishDelays, 0.5),
           'publish→receipt p99 ms': percentile(publishDelays, 0.99),
           'server CPU % of one core': Math.round(cpuPercent),

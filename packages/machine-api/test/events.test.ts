@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventHistory } from '../src/events/history.js';
 import { type MachineApiUnderTest, startMachineApi, waitFor } from './harness.js';
-import { SseClient } from './sse-client.js';
+import { MoonrakerSim } from './sim/moonraker.js';
+import { type ReceivedEvent, SseClient } from './sse-client.js';
 
 const GCODE = 'G28\nG1 X10 Y10 Z0.2 F3000\nG1 X20 E1\n';
 
@@ -154,8 +155,11 @@ describe('GET /events', () => {
     );
     expect(oneStates.map((event) => event.id)).toEqual(expected.map((event) => event.id));
 
+    // The newest three when asked: the machines' temperatures may have moved on since `all` was read.
     const newest = await history('?limit=3');
-    expect(newest.map((event) => event.id)).toEqual(ids.slice(-3));
+    const upToNewest = (await history('?limit=10000')).filter((event) => event.id <= newest.at(-1)!.id);
+    expect(newest.map((event) => event.id)).toEqual(upToNewest.slice(-3).map((event) => event.id));
+    expect(newest.at(-1)!.id).toBeGreaterThanOrEqual(ids.at(-1)!);
 
     for (const query of ['?types=gossip', '?limit=0', '?limit=10001', '?limit=two']) {
       const bad = await fetch(`${api.baseUrl}/events/history${query}`);
@@ -249,6 +253,60 @@ describe('GET /events', () => {
       for (const stream of streams) expect(sequence(stream)).toEqual(first);
     } finally {
       await Promise.all(streams.map((stream) => stream.close()));
+    }
+  });
+});
+
+describe('GET /events with a printer that pushes its readings', () => {
+  let api: MachineApiUnderTest;
+  let klipper: MoonrakerSim;
+  beforeAll(async () => {
+    klipper = await MoonrakerSim.start();
+    // A slow fallback poll: only what the printer pushes over its websocket reaches the stream.
+    api = await startMachineApi(`
+[server]
+observe_interval_ms = 600000
+
+[machines.klipper]
+type = "Moonraker"
+endpoint = "${klipper.endpoint}"
+variant = "Generic"
+nozzle_diameter = 0.4
+filaments = []
+`);
+  });
+  afterAll(async () => {
+    await api.close();
+    await klipper.close();
+  });
+
+  it('publishes a reading that comes a little under a second after the last one as it arrives, not when the second ends', async () => {
+    const stream = await SseClient.open(
+      `${api.baseUrl}/events?machine_id=klipper&types=machine.temperatures`,
+    );
+    const extruder = (e: ReceivedEvent) =>
+      (e.event.data.temperatures as Record<string, { current: number }> | undefined)?.extruder?.current;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    try {
+      klipper.setTemperature('extruder', 30.5);
+      await stream.until(() => stream.events.some((e) => extruder(e) === 30.5), 'the first reading');
+      // Long enough for any limit from earlier readings to have passed: this one goes out as it arrives.
+      await sleep(1600);
+      klipper.setTemperature('extruder', 31.5);
+      await stream.until(() => stream.events.some((e) => extruder(e) === 31.5), 'the second reading');
+      // 0.6 s later, within the second after that reading went out.
+      await sleep(600);
+      klipper.setTemperature('extruder', 32.5);
+      // A request that asks the printer over the same websocket, so it is answered only after the service
+      // has taken in the reading sent before (a pause without a print is refused).
+      expect((await fetch(`${api.baseUrl}/machines/klipper/pause`, { method: 'POST' })).status).toBe(409);
+      const newest = (await (
+        await fetch(`${api.baseUrl}/events/history?machine_id=klipper&types=machine.temperatures&limit=1`)
+      ).json()) as { data: { temperatures: Record<string, { current: number }> } }[];
+      // Published already, not held back until a second after the last reading went out.
+      expect(newest.map((event) => event.data.temperatures.extruder?.current)).toEqual([32.5]);
+    } finally {
+      await stream.close();
     }
   });
 });

@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EventHistory } from '../src/events/history.js';
 import { EventStream } from '../src/events/sse.js';
 import type { MachineStatus } from '../src/machines/machine.js';
@@ -93,6 +93,50 @@ describe('the machine observer', () => {
     // One report at the end of the interval, carrying the newest readings; nothing more while unchanged.
     expect(reported()).toEqual([25, 27]);
     observer.close();
+  });
+
+  describe('with a clock of its own', () => {
+    beforeEach(() => vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] }));
+    afterEach(() => vi.useRealTimers());
+
+    /** Records a new extruder reading for 'a' at each of `times` (ms from now); the report times. */
+    function readAt(times: number[]): number[] {
+      const { observer, changes } = observerOf(['a'], 1000);
+      const last = 25 + times.length - 1;
+      const start = Date.now();
+      const reports: number[] = [];
+      observer.onChange((change) => {
+        if (change.kind === 'temperatures') reports.push(Date.now() - start);
+      });
+      for (const [i, t] of times.entries()) {
+        vi.advanceTimersByTime(start + t - Date.now());
+        observer.record('a', status('idle', null, 25 + i));
+      }
+      vi.advanceTimersByTime(5000);
+      observer.close();
+      const reported = changes.filter((c) => c.kind === 'temperatures');
+      expect(reported).toHaveLength(reports.length);
+      // The last reading is reported in the end, held back or not.
+      expect(reported.at(-1)?.machine.status.temperatures.extruder?.current).toBe(last);
+      return reports;
+    }
+
+    it('reports each reading of a device that reads once an interval when it arrives, also one that comes a little early', () => {
+      const times = [0, 920, 2050, 2880, 4000, 4990, 6150, 6900, 8000];
+      expect(readAt(times)).toEqual(times);
+    });
+
+    it('holds a device that reads faster to one report per interval on average, never two within half an interval', () => {
+      const reports = readAt(Array.from({ length: 240 }, (_, i) => i * 250));
+      // In the 60 s of readings: one report a second, plus the one the tolerance lets through early.
+      const inMinute = reports.filter((t) => t < 60_000).length;
+      expect(inMinute).toBeGreaterThanOrEqual(59);
+      expect(inMinute).toBeLessThanOrEqual(61);
+      for (let i = 1; i < reports.length; i++) {
+        expect(reports[i]! - reports[i - 1]!).toBeGreaterThanOrEqual(500);
+        if (i >= 2) expect(reports[i]! - reports[i - 2]!).toBeGreaterThan(1000);
+      }
+    });
   });
 
   it('remembers since when a machine is offline', () => {

@@ -13,7 +13,11 @@ export const EVENT_TYPES = [
   'machine.state',
   /** Only a machine's progress changed. */
   'machine.progress',
-  /** A machine's temperatures changed (at most one per machine per second; a held-back change follows when it ends). */
+  /**
+   * A machine's temperatures changed: sent as they arrive, at most one per machine per second on average
+   * (never two within half a second); a change that comes faster is held back and sent, with the latest
+   * readings, as soon as the rate allows.
+   */
   'machine.temperatures',
   /** A job was created or changed status, message, position or progress (`data`: the job). */
   'job.updated',

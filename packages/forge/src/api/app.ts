@@ -13,6 +13,7 @@ import { lazyRequestLogger, redactingLogger, redactUrl } from '../log.js';
 import { oauthRoutes } from '../oauth/routes.js';
 import { loadSigningKey } from '../oauth/signing-key.js';
 import type { ServiceContext } from '../services/context.js';
+import { openReadView } from '../services/read-cache.js';
 import { PARAM_TYPE_KEYWORD } from '../structs/query.js';
 import { archiveRoutes } from '../web/archives.js';
 import { avatarRoutes } from '../web/avatars.js';
@@ -86,6 +87,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
   app.decorateRequest('auth', null as unknown as AuthInfo);
+  app.decorateRequest('readView', undefined);
   installErrorMapper(app, () => `${ctx.config.appUrl}api/swagger`);
   // Before authentication: credentials and names with NUL or lone surrogates never reach the database.
   installInputGuards(app);
@@ -101,6 +103,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     request.auth = ANONYMOUS;
     const { skipApiAuth, pathUser } = request.routeOptions.config;
     if (skipApiAuth) return;
+    request.readView = openReadView(ctx);
     if (pathUser) {
       const name = (request.params as Record<string, string | undefined>)[pathUser];
       if (name !== undefined) request.pathUser = { lowerName: name.toLowerCase() };

@@ -27,6 +27,7 @@ import {
 } from '../structs/release.js';
 import { NoContentSchema } from '../structs/responses.js';
 import type { User } from '../structs/user.js';
+import { keptAnswers } from './kept-answers.js';
 import { pageOf, setListHeaders } from './pagination.js';
 import { requireRepoReader, requireRepoWriter, useRepoAssignment } from './repo-assignment.js';
 import type { ApiRouteOptions } from './route-options.js';
@@ -106,10 +107,13 @@ async function renderRelease(repo: RepoContext, row: ReleaseRow) {
 /** `/repos/{owner}/{repo}/releases…` (seed Releases section, reference §6). */
 export const releaseRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   useRepoAssignment(app, ctx);
+  // The list and the latest release derive from rows only (the tag lookups read git).
+  const kept = keptAnswers();
 
   app.get(
     '/repos/:owner/:repo/releases',
     {
+      ...kept,
       schema: {
         querystring: ReleaseListQuerySchema,
         params: RepoParams,
@@ -133,7 +137,7 @@ export const releaseRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (
 
   app.get(
     '/repos/:owner/:repo/releases/latest',
-    { schema: { params: RepoParams, response: { 200: ReleaseSchema } } },
+    { ...kept, schema: { params: RepoParams, response: { 200: ReleaseSchema } } },
     async (request) => {
       const repo = requireRepoReader(request, UnitType.Releases);
       // Release, publisher and attachments come from one statement (the list reads them per page).

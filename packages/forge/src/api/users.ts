@@ -18,6 +18,7 @@ import {
   UserSearchQuerySchema,
   UserSearchResultSchema,
 } from '../structs/user.js';
+import { keptAnswers } from './kept-answers.js';
 import { pageOf, setListHeaders } from './pagination.js';
 import type { ApiRouteOptions } from './route-options.js';
 
@@ -37,6 +38,8 @@ function formBool(value: unknown): boolean {
 export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   const { config } = ctx;
   app.addHook('onRequest', requireScopes('user'));
+  // Answers derived from rows only (not the heatmap: its window moves with the clock).
+  const kept = keptAnswers();
 
   /** The user in the path, with Gitea's assignment, public-only and visibility checks (404 when hidden). */
   const visibleContextUser = async (
@@ -51,6 +54,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
   app.get(
     '/users/search',
     {
+      ...kept,
       schema: {
         querystring: UserSearchQuerySchema,
         response: { 200: UserSearchResultSchema, 500: UserSearchFailureSchema },
@@ -81,7 +85,11 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
   app.get(
     '/users/:username',
     // The token lookup reads the user in the path too (one statement instead of two).
-    { config: { pathUser: 'username' }, schema: { params: UsernameParams, response: { 200: UserSchema } } },
+    {
+      ...kept,
+      config: { pathUser: 'username' },
+      schema: { params: UsernameParams, response: { 200: UserSchema } },
+    },
     async (request) => {
       const target = await visibleContextUser(request, request.params.username);
       return toUser(config, target, request.auth.user);
@@ -103,6 +111,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
   app.get(
     '/users/:username/activities/feeds',
     {
+      ...kept,
       schema: {
         querystring: ActivityFeedQuerySchema,
         params: UsernameParams,

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isCleanText } from '../api/input-guards.js';
 import { ForbiddenBare, NotFound, Unauthorized } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
+import type { ReadView } from '../services/read-cache.js';
 import { resolveAccessToken } from '../services/tokens.js';
 import { passwordChangeHint, signInWithPassword } from '../services/users.js';
 import type { UserRow } from '../store/schema.js';
@@ -74,12 +75,13 @@ async function resolveToken(
   isBasic: boolean,
   oauthVerifier: OAuthTokenVerifier | undefined,
   pathUser: PathUser | undefined,
+  view: ReadView | undefined,
 ): Promise<AuthInfo | null> {
   if (looksLikeJwt(token)) {
     const hit = oauthVerifier ? await oauthVerifier(token) : null;
     return hit ? oauthAuth(hit, isBasic) : null;
   }
-  const hit = await resolveAccessToken(ctx, token, pathUser);
+  const hit = await resolveAccessToken(ctx, token, pathUser, view);
   return hit ? tokenAuth(hit, isBasic) : null;
 }
 
@@ -100,7 +102,7 @@ export async function authenticate(
   if (token !== null) {
     // Text that cannot be a token never reaches the database (PostgreSQL refuses NUL outright).
     const auth = isCleanText(token)
-      ? await resolveToken(ctx, token, false, oauthVerifier, request.pathUser)
+      ? await resolveToken(ctx, token, false, oauthVerifier, request.pathUser, request.readView)
       : null;
     if (auth) return auth;
     failure = unknownUser();
@@ -120,6 +122,7 @@ export async function authenticate(
       true,
       oauthVerifier,
       request.pathUser,
+      request.readView,
     );
     if (auth) return auth;
     const user = passwordIsToken ? null : await signInWithPassword(ctx, basic.username, basic.password);

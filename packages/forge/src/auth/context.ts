@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type { ReadView } from '../services/read-cache.js';
 import type { UserRow } from '../store/schema.js';
 import type { TokenScope } from './scopes.js';
 
@@ -38,6 +39,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The user named by the route's `pathUser` parameter, when the route declares one. */
     pathUser?: PathUser;
+    /** This request's use of the read cache (services/read-cache.ts), set before authentication. */
+    readView?: ReadView;
   }
 }
 

@@ -10,20 +10,27 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 
-interface Entry {
+interface Entry<V> {
   tag: string;
-  body: Buffer;
+  body: V;
+  size: number;
 }
 
-/** Least recently used entries go first once the kept bodies exceed `maxBytes`. */
-export class AnswerCache {
-  private readonly entries = new Map<string, Entry>();
+/**
+ * Least recently used entries go first once the kept bodies exceed `maxBytes`. A body is a Buffer, or
+ * anything else `sizeOf` tells the size of (e.g. a body with its headers).
+ */
+export class AnswerCache<V = Buffer> {
+  private readonly entries = new Map<string, Entry<V>>();
   private bytes = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly sizeOf: (body: V) => number = (body) => (body as Buffer).length,
+  ) {}
 
   /** The body kept for `key` when it was built under `tag`. */
-  get(key: string, tag: string): Buffer | undefined {
+  get(key: string, tag: string): V | undefined {
     const entry = this.entries.get(key);
     if (!entry || entry.tag !== tag) return undefined;
     this.entries.delete(key);
@@ -31,22 +38,29 @@ export class AnswerCache {
     return entry.body;
   }
 
-  set(key: string, tag: string, body: Buffer): void {
+  set(key: string, tag: string, body: V): void {
     this.delete(key);
-    if (body.length > this.maxBytes / 4) return;
-    this.entries.set(key, { tag, body });
-    this.bytes += body.length;
+    const size = this.sizeOf(body);
+    if (size > this.maxBytes / 4) return;
+    this.entries.set(key, { tag, body, size });
+    this.bytes += size;
     for (const [oldest] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
       this.delete(oldest);
     }
   }
 
+  /** Drops every entry. */
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
   private delete(key: string): void {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
-    this.bytes -= entry.body.length;
+    this.bytes -= entry.size;
   }
 }
 

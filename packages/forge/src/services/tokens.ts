@@ -15,6 +15,7 @@ import {
   touchToken,
 } from '../store/tokens.js';
 import { nowUnix, type ServiceContext } from './context.js';
+import { NO_READ_CACHE, type ReadView } from './read-cache.js';
 
 /** Creates a personal access token; the plain token is returned once and never stored. */
 export async function createAccessToken(
@@ -77,26 +78,37 @@ const TOKEN_SHAPE = /^[0-9a-f]{40}$/;
 
 /**
  * The token and its owner for a presented token, or null when it is unknown or malformed. With
- * `pathUser`, that user is read in the same statement and stored in it.
+ * `pathUser`, that user is read in the same statement and stored in it (not when the hit was kept).
+ * A hit is kept in the read cache while the database is unchanged (read-cache.ts): a revoked token, a
+ * deleted or changed owner or a changed scope changes the database, so the next use reads it again.
  */
 export async function resolveAccessToken(
   ctx: ServiceContext,
   token: string,
   pathUser?: PathUser,
+  view: ReadView = NO_READ_CACHE,
 ): Promise<{ token: TokenCredential; user: UserRow } | null> {
   if (!TOKEN_SHAPE.test(token)) return null;
-  let candidates: TokenCandidate[];
-  if (pathUser) {
-    const found = await findTokenCredentialsAndUser(ctx.db, token.slice(-8), pathUser.lowerName);
-    candidates = found.candidates;
-    if (found.named !== undefined) pathUser.row = found.named;
-  } else {
-    candidates = await findTokenCredentialsByLastEight(ctx.db, token.slice(-8));
+  const kept = await view.token<TokenCandidate>(token);
+  let hit = kept.hit;
+  if (!hit) {
+    let candidates: TokenCandidate[];
+    if (pathUser) {
+      const found = await findTokenCredentialsAndUser(ctx.db, token.slice(-8), pathUser.lowerName);
+      candidates = found.candidates;
+      if (found.named !== undefined) pathUser.row = found.named;
+    } else {
+      candidates = await findTokenCredentialsByLastEight(ctx.db, token.slice(-8));
+    }
+    hit = candidates.find((candidate) => tokenMatches(token, candidate.token));
+    if (!hit) return null;
+    kept.keep(hit);
   }
-  const hit = candidates.find((candidate) => tokenMatches(token, candidate.token));
-  if (!hit) return null;
   const now = nowUnix();
   // Gitea bumps updated_unix on use; once a minute is enough and keeps hot tokens off the write path.
-  if (now - hit.token.updated_unix >= 60) await touchToken(ctx.db, hit.token.id, now);
+  if (now - hit.token.updated_unix >= 60) {
+    await touchToken(ctx.db, hit.token.id, now);
+    view.wrote();
+  }
   return hit;
 }

@@ -1,0 +1,175 @@
+/**
+ * A read cache for the hot API reads (token lookups and whole GET answers) that can never serve stale
+ * data, because every use is validated against a stamp of the whole database read in one statement.
+ *
+ * SQLite (one connection per forge process, WAL, other processes such as `forge admin` may write): the
+ * stamp is `PRAGMA data_version` together with `total_changes()`.
+ * - data_version changes whenever another connection (any process) commits to the database file; it
+ *   is unchanged by this connection's own commits.
+ * - total_changes() counts every row this connection inserted, updated or deleted, including rows
+ *   changed by triggers and foreign key actions (sqlite.org/c3ref/total_changes.html); forge's only
+ *   other writes are its migrations, which run before it serves.
+ * So two equal stamps mean no data changed in between. The stamp statement goes through Kysely like
+ * every other statement, so it waits for an open transaction to finish: it never observes, and no
+ * entry is built from, data a transaction could still roll back.
+ *
+ * Every change of the stamp starts a new epoch and drops every entry. An entry is tagged with the epoch
+ * its builder read *before* reading the rows it is built from: a write that lands between the two
+ * moves the stamp, so that entry is never used (it may hold the newer data, but is not trusted). An
+ * entry is used only when the stamp read at the start of the request is still its epoch's.
+ *
+ * PostgreSQL has no cache here: a stamp there would cost a round trip per request, which is what the
+ * cached lookups cost (the token route is one statement already), and any transaction on the server,
+ * in any database, would change it.
+ *
+ * Only answers derived purely from database rows (and the process's fixed config) may be kept: nothing
+ * read from the clock or from git. Callers key entries by everything else the answer depends on.
+ */
+import { hash } from 'node:crypto';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
+import type { ForgeConfig } from '../config.js';
+import type { Database } from '../store/schema.js';
+import { AnswerCache } from './activity-cache.js';
+import type { ServiceContext } from './context.js';
+
+/** A kept GET answer: its JSON bytes and the headers its handler set (list totals and links). */
+export interface KeptAnswer {
+  headers: [string, string][];
+  body: Buffer;
+}
+
+const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
+const MAX_KEPT_TOKENS = 10_000;
+
+interface KeptToken<T> {
+  epoch: number;
+  hit: T;
+}
+
+/** One database handle's (and config's) kept reads and the stamp they were read under. */
+class StampedCaches {
+  private stamp: string | undefined;
+  private epoch = 0;
+  private readonly answers = new AnswerCache<KeptAnswer>(
+    ANSWER_CACHE_BYTES,
+    (answer) => answer.body.length + 64 * answer.headers.length,
+  );
+  private readonly tokens = new Map<string, KeptToken<unknown>>();
+  private readonly stampQuery: CompiledQuery<{ stamp: string }>;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.stampQuery = sql<{
+      stamp: string;
+    }>`SELECT data_version || ':' || total_changes() AS stamp FROM pragma_data_version`.compile(db);
+  }
+
+  /** Reads the stamp; a new one starts a new epoch and drops everything kept. */
+  async currentEpoch(): Promise<number> {
+    const { rows } = await this.db.executeQuery(this.stampQuery);
+    const stamp = rows[0]!.stamp;
+    if (stamp !== this.stamp) {
+      this.stamp = stamp;
+      this.epoch += 1;
+      this.answers.clear();
+      this.tokens.clear();
+    }
+    return this.epoch;
+  }
+
+  answer(key: string, epoch: number): KeptAnswer | undefined {
+    return this.answers.get(key, String(epoch));
+  }
+
+  keepAnswer(key: string, epoch: number, answer: KeptAnswer): void {
+    if (epoch === this.epoch) this.answers.set(key, String(epoch), answer);
+  }
+
+  token<T>(key: string, epoch: number): T | undefined {
+    const kept = this.tokens.get(key);
+    return kept && kept.epoch === epoch ? (kept.hit as T) : undefined;
+  }
+
+  keepToken<T>(key: string, epoch: number, hit: T): void {
+    if (epoch !== this.epoch) return;
+    this.tokens.delete(key);
+    this.tokens.set(key, { epoch, hit });
+    if (this.tokens.size > MAX_KEPT_TOKENS) this.tokens.delete(this.tokens.keys().next().value as string);
+  }
+}
+
+// Per database handle (each forge, and each test forge, has its own), then per config: an answer depends
+// on the config (links) and the stamp is only meaningful for the connection it was read on.
+const cachesByDb = new WeakMap<Kysely<Database>, WeakMap<ForgeConfig, StampedCaches>>();
+
+function cachesOf(ctx: ServiceContext): StampedCaches | null {
+  if (ctx.dialect !== 'sqlite') return null;
+  let byConfig = cachesByDb.get(ctx.db);
+  if (!byConfig) {
+    byConfig = new WeakMap();
+    cachesByDb.set(ctx.db, byConfig);
+  }
+  let caches = byConfig.get(ctx.config);
+  if (!caches) {
+    caches = new StampedCaches(ctx.db);
+    byConfig.set(ctx.config, caches);
+  }
+  return caches;
+}
+
+/**
+ * One request's use of the cache: the stamp is read at most once per request, when something first asks
+ * for a kept read. A request that writes calls `wrote()`, so its later lookups read the stamp again.
+ */
+export class ReadView {
+  private epoch: Promise<number> | undefined;
+
+  constructor(private readonly caches: StampedCaches | null) {}
+
+  /** Whether reads may be kept at all (not on PostgreSQL). */
+  get enabled(): boolean {
+    return this.caches !== null;
+  }
+
+  wrote(): void {
+    this.epoch = undefined;
+  }
+
+  private currentEpoch(caches: StampedCaches): Promise<number> {
+    this.epoch ??= caches.currentEpoch();
+    return this.epoch;
+  }
+
+  /** The answer kept for `key`, if it is still current; else a function that keeps the one built now. */
+  async answer(
+    key: string,
+  ): Promise<
+    { hit: KeptAnswer; keep?: undefined } | { hit?: undefined; keep: (answer: KeptAnswer) => void }
+  > {
+    const caches = this.caches;
+    if (!caches) return { keep: () => {} };
+    const epoch = await this.currentEpoch(caches);
+    const hit = caches.answer(key, epoch);
+    return hit ? { hit } : { keep: (answer) => caches.keepAnswer(key, epoch, answer) };
+  }
+
+  /**
+   * A token lookup's hit kept for this presented token, if still current; else a function that keeps
+   * the one found now. Only hits are kept: a token created later is never answered by a kept miss.
+   * Entries are keyed by a hash of the token, so no token text stays in memory.
+   */
+  async token<T>(token: string): Promise<{ hit: T | undefined; keep: (hit: T) => void }> {
+    const caches = this.caches;
+    if (!caches) return { hit: undefined, keep: () => {} };
+    const key = hash('sha256', token, 'base64');
+    const epoch = await this.currentEpoch(caches);
+    return { hit: caches.token<T>(key, epoch), keep: (hit) => caches.keepToken(key, epoch, hit) };
+  }
+}
+
+/** A view of the read cache for one request. */
+export function openReadView(ctx: ServiceContext): ReadView {
+  return new ReadView(cachesOf(ctx));
+}
+
+/** A view that keeps and finds nothing (callers outside a request). */
+export const NO_READ_CACHE = new ReadView(null);

@@ -9,9 +9,10 @@
  * - total_changes() counts every row this connection inserted, updated or deleted, including rows
  *   changed by triggers and foreign key actions (sqlite.org/c3ref/total_changes.html); forge's only
  *   other writes are its migrations, which run before it serves.
- * So two equal stamps mean no data changed in between. The stamp statement goes through Kysely like
- * every other statement, so it waits for an open transaction to finish: it never observes, and no
- * entry is built from, data a transaction could still roll back.
+ * So two equal stamps mean no data changed in between. The stamp is read directly only while no
+ * transaction is open on the connection (everything it reflects is committed); otherwise it is queued
+ * behind Kysely's lock like any statement and read once the transaction ended. Either way it never
+ * reflects, and no entry is built from, a change that could still roll back (store/change-stamp.ts).
  *
  * Every change of the stamp starts a new epoch and drops every entry. An entry is tagged with the epoch
  * its builder read *before* reading the rows it is built from: a write that lands between the two
@@ -26,8 +27,9 @@
  * read from the clock or from git. Callers key entries by everything else the answer depends on.
  */
 import { hash } from 'node:crypto';
-import { type CompiledQuery, type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { ForgeConfig } from '../config.js';
+import { hasChangeStamp, readChangeStamp } from '../store/change-stamp.js';
 import type { Database } from '../store/schema.js';
 import { AnswerCache } from './activity-cache.js';
 import type { ServiceContext } from './context.js';
@@ -55,18 +57,12 @@ class StampedCaches {
     (answer) => answer.body.length + 64 * answer.headers.length,
   );
   private readonly tokens = new Map<string, KeptToken<unknown>>();
-  private readonly stampQuery: CompiledQuery<{ stamp: string }>;
 
-  constructor(private readonly db: Kysely<Database>) {
-    this.stampQuery = sql<{
-      stamp: string;
-    }>`SELECT data_version || ':' || total_changes() AS stamp FROM pragma_data_version`.compile(db);
-  }
+  constructor(private readonly db: Kysely<Database>) {}
 
   /** Reads the stamp; a new one starts a new epoch and drops everything kept. */
   async currentEpoch(): Promise<number> {
-    const { rows } = await this.db.executeQuery(this.stampQuery);
-    const stamp = rows[0]!.stamp;
+    const stamp = await readChangeStamp(this.db);
     if (stamp !== this.stamp) {
       this.stamp = stamp;
       this.epoch += 1;
@@ -102,7 +98,7 @@ class StampedCaches {
 const cachesByDb = new WeakMap<Kysely<Database>, WeakMap<ForgeConfig, StampedCaches>>();
 
 function cachesOf(ctx: ServiceContext): StampedCaches | null {
-  if (ctx.dialect !== 'sqlite') return null;
+  if (ctx.dialect !== 'sqlite' || !hasChangeStamp(ctx.db)) return null;
   let byConfig = cachesByDb.get(ctx.db);
   if (!byConfig) {
     byConfig = new WeakMap();

@@ -11,6 +11,7 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
+import { registerSqliteStamp } from './change-stamp.js';
 import type { DialectName } from './dialect.js';
 import { initialMigration } from './migrations/001_initial.js';
 import { postgresSearchMigration } from './migrations/002_postgres_search.js';
@@ -71,6 +72,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<ForgeD
     sqlite.pragma('busy_timeout = 10000');
     sqlite.pragma('synchronous = NORMAL');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    registerSqliteStamp(db, sqlite);
     forge = { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   if (options.migrate !== false) {

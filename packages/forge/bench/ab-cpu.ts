@@ -1,0 +1,116 @@
+/**
+ * CPU per request of two forge builds served alternately on the same seeded SQLite data (A/B on a shared
+ * machine: the forge process's utime + stime from /proc over a fixed run, divided by requests answered).
+ * `npx tsx bench/ab-cpu.ts <dist-a/cli.js> <dist-b/cli.js> [rounds] [seconds]`; FILTER picks scenarios.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { startService } from '../../../bench/service-process.js';
+import { seedActions, seedReleases, seedUsers } from './scenarios.js';
+
+const [cliA, cliB, roundsText = '6', secondsText = '3'] = process.argv.slice(2);
+const rounds = Number(roundsText);
+const seconds = Number(secondsText);
+
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 (1-based) of the whole line: 12 and 13 after "pid (comm) ".
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+async function load(url: string, headers: Record<string, string>, duration: number) {
+  return new Promise<autocannon.Result>((resolve, reject) => {
+    autocannon({ url, connections: 32, duration, headers }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    );
+  });
+}
+
+interface Case {
+  name: string;
+  dir: string;
+  path: string;
+  headers: Record<string, string>;
+}
+
+async function seeded(seed: (dir: string, url: string) => Promise<unknown>) {
+  const dir = mkdtempSync(join(tmpdir(), 'forge-ab-'));
+  const out = await seed(dir, `sqlite:${join(dir, 'forge.db')}`);
+  return { dir, out };
+}
+
+const filter = process.env.FILTER ?? '';
+const cases: Case[] = [];
+if (!filter || /release/.test(filter)) {
+  const { dir } = await seeded(seedReleases);
+  cases.push({
+    name: 'releases?limit=50',
+    dir,
+    path: '/api/v1/repos/bench/big/releases?limit=50',
+    headers: {},
+  });
+  cases.push({ name: 'releases/latest', dir, path: '/api/v1/repos/bench/big/releases/latest', headers: {} });
+}
+if (!filter || /user/.test(filter)) {
+  const { dir, out } = await seeded((_d, url) => seedUsers(url, 100_000));
+  cases.push({
+    name: 'users/{u} + token',
+    dir,
+    path: '/api/v1/users/user054321',
+    headers: { authorization: `token ${out}` },
+  });
+  cases.push({ name: 'search 10 of 100 000', dir, path: '/api/v1/users/search?q=user05000', headers: {} });
+}
+if (!filter || /feed/.test(filter)) {
+  const { dir } = await seeded(seedActions);
+  cases.push({
+    name: 'feeds limit=30',
+    dir,
+    path: '/api/v1/users/bench/activities/feeds?limit=30',
+    headers: {},
+  });
+}
+
+for (const c of cases) {
+  const results: Record<string, { us: number[]; rps: number[]; p95: number[] }> = {
+    A: { us: [], rps: [], p95: [] },
+    B: { us: [], rps: [], p95: [] },
+  };
+  for (let round = 0; round < rounds; round++) {
+    for (const [label, cli] of round % 2 === 0
+      ? [
+          ['A', cliA],
+          ['B', cliB],
+        ]
+      : [
+          ['B', cliB],
+          ['A', cliA],
+        ]) {
+      const service = await startService(cli!, ['--data-dir', c.dir], '/api/v1/version');
+      try {
+        const first = await fetch(`${service.baseUrl}${c.path}`, { headers: c.headers });
+        if (first.status !== 200) throw new Error(`${c.name}: ${first.status} ${await first.text()}`);
+        await load(`${service.baseUrl}${c.path}`, c.headers, 1);
+        const before = cpuMs(service.child.pid!);
+        const result = await load(`${service.baseUrl}${c.path}`, c.headers, seconds);
+        const used = cpuMs(service.child.pid!) - before;
+        const answered = result['2xx'];
+        results[label!]!.us.push((used * 1000) / answered);
+        results[label!]!.rps.push(answered / seconds);
+        results[label!]!.p95.push(result.latency.p97_5 ?? 0);
+      } finally {
+        await service.stop();
+      }
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const line = (label: string) => {
+    const r = results[label]!;
+    return `${label}: µs/req median ${median(r.us).toFixed(1)} [${r.us.map((v) => v.toFixed(0)).join(' ')}], req/s median ${median(r.rps).toFixed(0)}`;
+  };
+  console.log(
+    `${c.name}\n  ${line('A')}\n  ${line('B')}\n  load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+  );
+}

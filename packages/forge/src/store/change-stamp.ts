@@ -1,0 +1,54 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
+import type { Database } from './schema.js';
+
+/**
+ * A SQLite database's change stamp: `PRAGMA data_version` (moves when another connection, in any
+ * process, commits; not for this connection's own commits) and `total_changes()` (every row this
+ * connection inserted, updated or deleted, rows changed by triggers and foreign key actions included).
+ * Equal stamps on one connection mean no data changed in between. See services/read-cache.ts.
+ */
+const STAMP_SQL = "SELECT data_version || ':' || total_changes() AS stamp FROM pragma_data_version";
+
+interface StampReader {
+  /** The stamp read directly, or undefined while a transaction is open on the connection. */
+  direct(): string | undefined;
+  /** The same statement queued behind Kysely's other statements (after an open transaction ends). */
+  queued: CompiledQuery<{ stamp: string }>;
+}
+
+const readers = new WeakMap<Kysely<Database>, StampReader>();
+
+/** Registers the connection behind a SQLite Kysely handle (store/database.ts does, on opening). */
+export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqlite3.Database): void {
+  const statement = connection.prepare(STAMP_SQL).pluck();
+  readers.set(db, {
+    // Outside a transaction every change this connection made is committed, so reading the stamp
+    // directly (not queued behind Kysely's lock) cannot see a change that may still roll back.
+    // Anything unexpected (e.g. the connection busy with an open iterator) takes the queued path.
+    direct: () => {
+      if (connection.inTransaction) return undefined;
+      try {
+        return statement.get() as string;
+      } catch {
+        return undefined;
+      }
+    },
+    queued: sql<{ stamp: string }>`${sql.raw(STAMP_SQL)}`.compile(db),
+  });
+}
+
+/** The change stamp of a SQLite handle opened by openDatabase; undefined for any other handle. */
+export async function readChangeStamp(db: Kysely<Database>): Promise<string | undefined> {
+  const reader = readers.get(db);
+  if (!reader) return undefined;
+  const stamp = reader.direct();
+  if (stamp !== undefined) return stamp;
+  const { rows } = await db.executeQuery(reader.queued);
+  return rows[0]!.stamp;
+}
+
+/** Whether `db` is a SQLite handle with a change stamp (opened by openDatabase). */
+export function hasChangeStamp(db: Kysely<Database>): boolean {
+  return readers.has(db);
+}

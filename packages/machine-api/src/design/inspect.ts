@@ -28,7 +28,7 @@ export interface DesignInfo {
 }
 
 /** How much of the file is looked at to tell text formats apart. */
-const SNIFF_BYTES = 64 * 1024;
+export const SNIFF_BYTES = 64 * 1024;
 
 type Detected =
   | { kind: 'binary-stl'; triangles: number }
@@ -71,6 +71,23 @@ export async function inspectDesign(
   }
 }
 
+/**
+ * G-code whose lines the upload stream has checked (line-scan.ts) needs nothing more than its first bytes:
+ * this tells it from them, on the calling thread (a bounded look at 64 KiB, well under a millisecond), so
+ * that such an upload needs no worker at all. Null when the design has to be inspected in full: another
+ * kind, a line too long (the refusal names its line), or no design at all (the worker words the refusal).
+ */
+export function scannedGcode(scanned: LineScan, fileName: string, limits: DesignLimits): DesignInfo | null {
+  if (scanned.longLineAt !== null || scanned.maxLineBytes !== limits.maxLineBytes) return null;
+  try {
+    return detectHead(scanned.head, scanned.bytes, fileName).kind === 'gcode'
+      ? { kind: 'gcode', triangles: null, size: null }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 async function checkGcodeLines(path: string, limits: DesignLimits, scanned?: LineScan): Promise<void> {
   if (!scanned || scanned.maxLineBytes !== limits.maxLineBytes || scanned.bytes !== (await stat(path)).size) {
     await forEachLine(path, limits, 'G-code', null);
@@ -96,6 +113,14 @@ async function detect(path: string, fileName: string): Promise<Detected> {
   } finally {
     await handle.close();
   }
+  return detectHead(head, size, fileName);
+}
+
+/**
+ * The kind of a design from its first `SNIFF_BYTES` bytes and its size; throws `InvalidDesign` for what
+ * is no design at all.
+ */
+function detectHead(head: Buffer, size: number, fileName: string): Detected {
   if (size === 0) throw new InvalidDesign('the uploaded file is empty');
   if (head.subarray(0, 4).equals(Buffer.from('PK\x03\x04', 'latin1'))) return { kind: '3mf' };
 

@@ -9,6 +9,7 @@
  */
 
 import { Transform, type TransformCallback } from 'node:stream';
+import { SNIFF_BYTES } from './inspect.js';
 
 const NEWLINE = 0x0a;
 
@@ -20,6 +21,8 @@ export interface LineScan {
   longLineAt: number | null;
   /** Bytes scanned: the verdict is about a file of exactly this size. */
   bytes: number;
+  /** The file's first bytes, as much as inspect.ts looks at to tell the kind of a design. */
+  head: Buffer;
 }
 
 export class LineLengthScan extends Transform {
@@ -29,6 +32,8 @@ export class LineLengthScan extends Transform {
   /** Byte offset at which the current (unfinished) line starts. */
   private lineStart = 0;
   private longLineAt: number | null = null;
+  /** Copies of the chunks that make up the file's first `SNIFF_BYTES` bytes. */
+  private readonly head: Buffer[] = [];
 
   constructor(maxLineBytes: number) {
     super();
@@ -37,6 +42,8 @@ export class LineLengthScan extends Transform {
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     if (this.longLineAt === null) this.scan(chunk);
+    // Copied: the parser may reuse its buffers once the chunk has gone on.
+    if (this.offset < SNIFF_BYTES) this.head.push(Buffer.from(chunk.subarray(0, SNIFF_BYTES - this.offset)));
     this.offset += chunk.length;
     callback(null, chunk);
   }
@@ -45,7 +52,12 @@ export class LineLengthScan extends Transform {
   result(): LineScan {
     // The last line has no newline: it is too long if what is left of the file is.
     if (this.longLineAt === null && this.offset - this.lineStart > this.max) this.longLineAt = this.lineStart;
-    return { maxLineBytes: this.max, longLineAt: this.longLineAt, bytes: this.offset };
+    return {
+      maxLineBytes: this.max,
+      longLineAt: this.longLineAt,
+      bytes: this.offset,
+      head: Buffer.concat(this.head),
+    };
   }
 
   private scan(chunk: Buffer): void {

@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { BadRequest, InvalidDesign, ServiceError, SlicingFailed } from '../errors.js';
 import { ConcurrencyLimit } from '../slicer/limiter.js';
-import type { DesignInfo } from './inspect.js';
+import { type DesignInfo, scannedGcode } from './inspect.js';
 import type { DesignLimits } from './limits.js';
 import type { LineScan } from './line-scan.js';
 
@@ -69,7 +69,15 @@ export class DesignWorkers {
    * Classifies and measures a design (see inspect.ts) off the event loop; `scanned` is the line check the
    * upload stream made (line-scan.ts), if it made one.
    */
-  inspect(path: string, fileName: string, signal?: AbortSignal, scanned?: LineScan): Promise<DesignInfo> {
+  async inspect(
+    path: string,
+    fileName: string,
+    signal?: AbortSignal,
+    scanned?: LineScan,
+  ): Promise<DesignInfo> {
+    // G-code already checked as it streamed in is told from its first bytes here (see scannedGcode).
+    const gcode = scanned ? scannedGcode(scanned, fileName, this.limits) : null;
+    if (gcode) return gcode;
     const request: WorkerRequest = { task: 'inspect', path, fileName, limits: this.limits };
     if (scanned) request.scanned = scanned;
     return this.run(request, signal) as Promise<DesignInfo>;

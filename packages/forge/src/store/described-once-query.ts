@@ -35,6 +35,29 @@ export type RowShapes = Map<string, RowShape>;
 const Query = pg.Query as unknown as new (text: string, values: unknown[]) => object;
 
 /**
+ * Whether this pg has the internals the short path below relies on. The lockfile pins a pg that has
+ * them; should an upgrade move them, every statement takes pg's own path (Describe on every run) and
+ * stays correct, only slower.
+ */
+const internalsPresent = (() => {
+  const prototype = Query.prototype as Partial<Record<string, unknown>>;
+  return (
+    typeof prototype.prepare === 'function' &&
+    typeof prototype.handleRowDescription === 'function' &&
+    typeof prepareValue === 'function'
+  );
+})();
+
+/** The row shape pg built for `result`, when it looks as this module expects (see internalsPresent). */
+function rowShapeOf(result: RowShape): RowShape | undefined {
+  const { fields, _parsers, _prebuiltEmptyResultObject } = result;
+  if (!Array.isArray(fields) || !Array.isArray(_parsers) || _parsers.length !== fields.length)
+    return undefined;
+  if (typeof _prebuiltEmptyResultObject !== 'object' || _prebuiltEmptyResultObject === null) return undefined;
+  return { fields, _parsers, _prebuiltEmptyResultObject };
+}
+
+/**
  * pg's Query of a named prepared statement that asks for the statement's row description only on its
  * first run on a connection. pg sends Bind, Describe, Execute and Sync on every run; the backend then
  * builds a RowDescription for every column and pg rebuilds its type parsers and row template from it,
@@ -82,8 +105,8 @@ class DescribedOnceQuery extends Query {
       message,
     );
     const self = this as unknown as QueryInternals;
-    const { fields, _parsers, _prebuiltEmptyResultObject } = self._result;
-    this.shapes.set(self.name, { fields, _parsers, _prebuiltEmptyResultObject });
+    const shape = rowShapeOf(self._result);
+    if (shape) this.shapes.set(self.name, shape);
   }
 }
 
@@ -95,6 +118,7 @@ export function queryDescribedOnce(
   text: string,
   values: unknown[],
 ): Promise<pg.QueryResult> {
+  if (!internalsPresent) return client.query({ name, text, values });
   return new Promise((resolve, reject) => {
     const query = new DescribedOnceQuery(text, values, shapes) as unknown as QueryInternals;
     query.name = name;

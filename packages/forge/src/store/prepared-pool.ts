@@ -22,8 +22,9 @@ function isStalePlan(error: unknown): boolean {
  * pg's pool as Kysely's, running each of the first `capacity` distinct DML texts as a named prepared
  * statement: a connection parses and plans such a text once and afterwards sends only Bind/Execute, so
  * the backend skips parse analysis and (once PostgreSQL settles on a generic plan) planning on every
- * later run, and describes the statement's rows only once (see queryDescribedOnce). Kysely emits the same text for the same query shape, so the hot statements of a process
- * are a few dozen; texts beyond `capacity` run unnamed, which bounds the statements a connection keeps.
+ * later run, and describes the statement's rows only once (see queryDescribedOnce). Kysely emits the
+ * same text for the same query shape, so the hot statements of a process are a few dozen; texts beyond
+ * `capacity` run unnamed, which bounds the statements a connection keeps.
  */
 export function preparedStatementPool(pool: pg.Pool, capacity = 500): PostgresPool {
   const names: StatementNames = { byText: new Map(), capacity };

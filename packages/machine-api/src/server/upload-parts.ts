@@ -16,6 +16,15 @@ import { LineLengthScan } from '../design/line-scan.js';
 import { BadRequest } from '../errors.js';
 import type { Upload } from '../jobs/runner.js';
 
+/**
+ * What the file writer may hold before it pushes back. At the default 16 KiB every 64 KiB the parser hands
+ * on overran it, so each chunk paused and resumed the whole chain back to the socket and went to disk as a
+ * write of its own. At 1 MiB the chain keeps flowing and what arrives while a write is under way goes in
+ * the next single call: about half the service's CPU per 100 MB upload (bench/results/m-busy-2026-11-24c.md).
+ * Back-pressure still holds: past 1 MiB not yet on disk, the client waits.
+ */
+const WRITE_BUFFER_BYTES = 1024 * 1024;
+
 export interface UploadPartsOptions {
   uploadDir: string;
   maxBytes: number;
@@ -65,11 +74,12 @@ export async function receiveParts(
         fileName: options.fileName(part.filename),
         size: 0,
       };
+      const file = createWriteStream(upload.path, { highWaterMark: WRITE_BUFFER_BYTES });
       if (options.maxLineBytes === undefined) {
-        await pipeline(part.file, createWriteStream(upload.path));
+        await pipeline(part.file, file);
       } else {
         const lines = new LineLengthScan(options.maxLineBytes);
-        await pipeline(part.file, lines, createWriteStream(upload.path));
+        await pipeline(part.file, lines, file);
         upload.lines = lines.result();
       }
       if (part.file.truncated && options.truncated) throw options.truncated();

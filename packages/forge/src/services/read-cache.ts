@@ -19,9 +19,10 @@
  * moves the stamp, so that entry is never used (it may hold the newer data, but is not trusted). An
  * entry is used only when the stamp read at the start of the request is still its epoch's.
  *
- * PostgreSQL has no cache here: a stamp there would cost a round trip per request, which is what the
- * cached lookups cost (the token route is one statement already), and any transaction on the server,
- * in any database, would change it.
+ * PostgreSQL: the stamp is the server's current snapshot (`pg_current_snapshot()`), one round trip
+ * instead of the request's own statements. Any commit changes it (store/change-stamp.ts), our writes
+ * and other processes' alike; so does traffic in other databases of the same server, which costs hits,
+ * never correctness. Statements after the stamp see at least what it covered, as on SQLite.
  *
  * Only answers derived purely from database rows (and the process's fixed config) may be kept: nothing
  * read from the clock or from git. Callers key entries by everything else the answer depends on.
@@ -98,7 +99,7 @@ class StampedCaches {
 const cachesByDb = new WeakMap<Kysely<Database>, WeakMap<ForgeConfig, StampedCaches>>();
 
 function cachesOf(ctx: ServiceContext): StampedCaches | null {
-  if (ctx.dialect !== 'sqlite' || !hasChangeStamp(ctx.db)) return null;
+  if (!hasChangeStamp(ctx.db)) return null;
   let byConfig = cachesByDb.get(ctx.db);
   if (!byConfig) {
     byConfig = new WeakMap();
@@ -121,7 +122,7 @@ export class ReadView {
 
   constructor(private readonly caches: StampedCaches | null) {}
 
-  /** Whether reads may be kept at all (not on PostgreSQL). */
+  /** Whether reads may be kept at all (a handle opened by openDatabase). */
   get enabled(): boolean {
     return this.caches !== null;
   }

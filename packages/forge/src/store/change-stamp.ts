@@ -38,7 +38,20 @@ export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqli
   });
 }
 
-/** The change stamp of a SQLite handle opened by openDatabase; undefined for any other handle. */
+/**
+ * PostgreSQL: the server's current snapshot (`xmin:xmax:xip…`). Every commit (or abort) of a transaction
+ * that wrote changes it: a transaction listed as running leaves the list, and one that started after the
+ * snapshot's xmax moves xmax past itself. Equal snapshots mean no commit in between, in any database of
+ * the server (so other databases' traffic makes it move too).
+ */
+export function registerPostgresStamp(db: Kysely<Database>): void {
+  readers.set(db, {
+    direct: () => undefined,
+    queued: sql<{ stamp: string }>`SELECT pg_current_snapshot()::text AS stamp`.compile(db),
+  });
+}
+
+/** The change stamp of a handle opened by openDatabase; undefined for any other handle. */
 export async function readChangeStamp(db: Kysely<Database>): Promise<string | undefined> {
   const reader = readers.get(db);
   if (!reader) return undefined;

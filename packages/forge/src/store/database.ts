@@ -11,7 +11,7 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
-import { registerSqliteStamp } from './change-stamp.js';
+import { registerPostgresStamp, registerSqliteStamp } from './change-stamp.js';
 import type { DialectName } from './dialect.js';
 import { initialMigration } from './migrations/001_initial.js';
 import { postgresSearchMigration } from './migrations/002_postgres_search.js';
@@ -61,6 +61,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<ForgeD
       else process.stderr.write(`forge: idle database connection failed: ${error.message}\n`);
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool) }) });
+    registerPostgresStamp(db);
     forge = { db, dialect: 'postgres', close: () => db.destroy() };
   } else {
     const path = options.url.replace(/^(sqlite|file):(\/\/)?/, '');

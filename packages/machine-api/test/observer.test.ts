@@ -189,7 +189,7 @@ describe('an SSE stream', () => {
   });
 
   it('drops a client that stops reading instead of buffering without bound', async () => {
-    // Streams write what was published every FLUSH_MS (10 ms); this waits for the next flush.
+    // Streams write what was published every FLUSH_MS (20 ms); this waits for the next flush.
     const turn = () => new Promise((resolve) => setTimeout(resolve, 50));
     const bus = new EventHistory();
     const response = new FakeResponse();

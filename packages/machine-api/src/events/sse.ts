@@ -40,10 +40,11 @@ const frames = new WeakMap<FarmEvent, string>();
  * Streams with text waiting, flushed together every FLUSH_MS: what arrives meanwhile (a burst of device
  * reports, or 100 printers' readings spread over a second) goes out as one socket write per stream instead
  * of one per event. Measured with 1 000 subscribers and 100 printers changing every second: flushing after
- * each event-loop turn cost 75–79 % of a core; every 10 ms, 45 % with change→receipt p99 56–64 ms; every
- * 20 ms, 35 % but p99 120 ms.
+ * each event-loop turn cost 75–79 % of a core. Once temperature readings were published as they arrive
+ * (machines/observer.ts), every 10 ms cost 52–53 % with change→receipt p99 36–38 ms, and every 20 ms
+ * 31–39 % with p99 42–48 ms: the longer wait buys a third of the CPU for about 10 ms of latency.
  */
-const FLUSH_MS = 10;
+const FLUSH_MS = 20;
 const waiting = new Set<EventStream>();
 let flushScheduled = false;
 

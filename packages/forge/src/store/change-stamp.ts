@@ -21,7 +21,12 @@ const readers = new WeakMap<Kysely<Database>, StampReader>();
 
 /** Registers the connection behind a SQLite Kysely handle (store/database.ts does, on opening). */
 export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqlite3.Database): void {
-  const statement = connection.prepare(STAMP_SQL).pluck();
+  // Two statements instead of STAMP_SQL's one: `PRAGMA data_version` direct is cheaper than going through
+  // the pragma_data_version table-valued function (about 1 µs of a ~60 µs cache hit), and
+  // total_changes() reads no table. Nothing else runs on this connection between the two synchronous
+  // calls, so the pair is the same value STAMP_SQL reads (same "data_version:total_changes" text).
+  const dataVersion = connection.prepare('PRAGMA data_version').pluck();
+  const totalChanges = connection.prepare('SELECT total_changes()').pluck();
   readers.set(db, {
     // Outside a transaction every change this connection made is committed, so reading the stamp
     // directly (not queued behind Kysely's lock) cannot see a change that may still roll back.
@@ -29,7 +34,7 @@ export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqli
     direct: () => {
       if (connection.inTransaction) return undefined;
       try {
-        return statement.get() as string;
+        return `${dataVersion.get() as number}:${totalChanges.get() as number}`;
       } catch {
         return undefined;
       }

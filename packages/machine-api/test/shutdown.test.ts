@@ -1,7 +1,9 @@
 /**
  * The CLI as an operator runs it: SIGTERM while a slicer runs and a keep-alive client is connected ends
  * the slicer and the process promptly; after a kill -9 the next start ends the slicer the dead run left.
- * No prusa-slicer outlives these tests.
+ * Slicers are started by the slicer starter, a small process of the service's (never by forking the
+ * service); if the starter dies, its slicer is ended and the job fails, and the next slice gets a new
+ * starter. No prusa-slicer outlives these tests.
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -44,6 +46,12 @@ function nicenessOfThreads(pid: number): number[] {
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
   });
+}
+
+/** The parent pid of `pid` (field 4 of /proc/<pid>/stat). */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
 function isSlicer(pid: number): boolean {
@@ -162,5 +170,31 @@ describe('shutdown and restart', () => {
     const exited = new Promise((resolve) => second.child.on('exit', resolve));
     second.child.kill('SIGTERM');
     expect(await exited).toBe(0);
+  }, 120_000);
+
+  it('a slicer starter that dies ends its slicer and fails the job; the next slice gets a new starter', async () => {
+    const dataDir = join(dir, 'data-starter');
+    const { child, url } = await serve(dataDir);
+    const first = await startSlicing(url, dataDir);
+    const starter = parentOf(first.pid);
+    expect(starter).not.toBe(child.pid);
+    expect(parentOf(starter)).toBe(child.pid);
+    process.kill(starter, 'SIGKILL');
+    const answer = await first.response;
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({
+      error_code: 'SlicingFailed',
+      message: 'PrusaSlicer was killed by SIGKILL',
+    });
+    await waitFor(() => !isSlicer(first.pid), { what: 'the slicer of the dead starter to be ended' });
+    const second = await startSlicing(url, dataDir);
+    expect(isSlicer(second.pid)).toBe(true);
+    expect(parentOf(parentOf(second.pid))).toBe(child.pid);
+    expect(parentOf(second.pid)).not.toBe(starter);
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(isSlicer(second.pid)).toBe(false);
+    expect((await second.response).status).toBe(503);
   }, 120_000);
 });

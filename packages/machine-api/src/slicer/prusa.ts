@@ -4,16 +4,16 @@
  * cancelled is killed. Failures carry the slicer's own message, never its whole log.
  */
 
-import { spawn } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { availableParallelism, setPriority } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BadRequest, SlicingFailed } from '../errors.js';
 import { estimateFromTrailer, readGcodeTrailer } from './estimate.js';
 import { ConcurrencyLimit } from './limiter.js';
 import { bedBounds, readProfile } from './profile.js';
 import type { SliceRequest, SliceResult, Slicer, SlicerConfig } from './slicer.js';
+import { killGroup, runDetached } from './spawner.js';
 
 export const DEFAULT_SLICE_TIMEOUT_SECONDS = 600;
 export const INSTALL_HINT = 'apt-get install -y prusa-slicer';
@@ -34,38 +34,6 @@ export function slicerLoad(): { running: number; waiting: number } {
 /** `/usr/bin/prusa-slicer` when present (Debian's package), else whatever `prusa-slicer` is on PATH. */
 function prusaExecutable(): string {
   return existsSync('/usr/bin/prusa-slicer') ? '/usr/bin/prusa-slicer' : 'prusa-slicer';
-}
-
-/**
- * Slicers run at nice 19, the lowest priority: two of them can take every core for seconds, and the API
- * (machine lists, events, uploads) must answer in milliseconds meanwhile. At nice 10 a slicer still weighs
- * a tenth of the service in the scheduler (110 against 1024) and kept the service waiting for a core:
- * `GET /machines` p99 51 ms beside two slicers (bench/results/quiet-run-2026-11-24.md); at 19 it weighs
- * 15, so the service's wake-ups take the core at once. Nice only matters under contention: on an otherwise
- * idle host the slicer still gets every idle cycle and is not slower. Set right after the fork, before
- * PrusaSlicer starts its worker threads, which inherit it.
- */
-const SLICER_NICENESS = 19;
-
-function lowerPriority(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    setPriority(pid, SLICER_NICENESS);
-  } catch {
-    // The slicer already exited (e.g. not installed): its own outcome is reported instead.
-  }
-}
-
-/** Keeps only the last `limit` characters of a child's output. */
-class OutputTail {
-  private text = '';
-  constructor(private readonly limit: number) {}
-  push(chunk: Buffer): void {
-    this.text = (this.text + chunk.toString('utf8')).slice(-this.limit);
-  }
-  toString(): string {
-    return this.text;
-  }
 }
 
 const OUTPUT_TAIL_CHARS = 16 * 1024;
@@ -118,67 +86,59 @@ export class PrusaSlicer implements Slicer {
   private run(args: string[], pidFile: string, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       signal?.throwIfAborted();
-      // Its own process group: stopping it stops whatever it started too, and a signal sent to the
-      // service's group (Ctrl-C) leaves it to the service to stop.
-      const child = spawn(prusaExecutable(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-      lowerPriority(child.pid);
-      // Recorded in the job's work dir so that a start after a crash can end it (killLeftoverSlicer).
-      if (child.pid !== undefined) writeFileSync(pidFile, String(child.pid));
-      const stdout = new OutputTail(OUTPUT_TAIL_CHARS);
-      const stderr = new OutputTail(OUTPUT_TAIL_CHARS);
-      child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-      child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
       let stoppedBecause: 'timeout' | 'abort' | null = null;
-      const stop = (reason: 'timeout' | 'abort') => {
-        stoppedBecause ??= reason;
-        killGroup(child.pid) || child.kill('SIGKILL');
-      };
-      const timer = setTimeout(() => stop('timeout'), this.timeoutMs);
-      const onAbort = () => stop('abort');
-      signal?.addEventListener('abort', onAbort, { once: true });
+      let settled = false;
       const cleanUp = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         rmSync(pidFile, { force: true });
       };
-      child.once('error', (error: NodeJS.ErrnoException) => {
-        cleanUp();
-        reject(
-          error.code === 'ENOENT'
-            ? new SlicingFailed(`prusa-slicer is not installed on this host (${INSTALL_HINT})`)
-            : new SlicingFailed(`cannot start prusa-slicer: ${error.message}`),
-        );
-      });
-      child.once('close', (code, signalName) => {
-        cleanUp();
-        if (stoppedBecause === 'abort') return reject(signal?.reason);
-        if (stoppedBecause === 'timeout') {
-          return reject(
-            new SlicingFailed(`slicing took longer than ${this.timeoutMs / 1000} s and was stopped`),
+      // Started by the slicer starter (spawner.ts): in its own process group, at nice 19 (see
+      // spawn-helper.ts), without forking the service.
+      const child = runDetached(prusaExecutable(), args, OUTPUT_TAIL_CHARS, {
+        // Recorded in the job's work dir so that a start after a crash can end it (killLeftoverSlicer).
+        spawned: (pid) => {
+          if (!settled) writeFileSync(pidFile, String(pid));
+        },
+        error: (error) => {
+          if (settled) return;
+          settled = true;
+          cleanUp();
+          reject(
+            error.code === 'ENOENT'
+              ? new SlicingFailed(`prusa-slicer is not installed on this host (${INSTALL_HINT})`)
+              : new SlicingFailed(`cannot start prusa-slicer: ${error.message}`),
           );
-        }
-        if (code === 0) return resolve();
-        const said = slicerMessage(`${stderr}\n${stdout}`);
-        const how = signalName ? `was killed by ${signalName}` : `failed with exit code ${code}`;
-        const hint = signalName === 'SIGABRT' && !said ? ' (the part probably does not fit the bed)' : '';
-        reject(new SlicingFailed(`PrusaSlicer ${how}${hint}${said ? `: ${said}` : ''}`));
+        },
+        close: (code, signalName, stdout, stderr) => {
+          if (settled) return;
+          settled = true;
+          cleanUp();
+          if (stoppedBecause === 'abort') return reject(signal?.reason);
+          if (stoppedBecause === 'timeout') {
+            return reject(
+              new SlicingFailed(`slicing took longer than ${this.timeoutMs / 1000} s and was stopped`),
+            );
+          }
+          if (code === 0) return resolve();
+          const said = slicerMessage(`${stderr}\n${stdout}`);
+          const how = signalName ? `was killed by ${signalName}` : `failed with exit code ${code}`;
+          const hint = signalName === 'SIGABRT' && !said ? ' (the part probably does not fit the bed)' : '';
+          reject(new SlicingFailed(`PrusaSlicer ${how}${hint}${said ? `: ${said}` : ''}`));
+        },
       });
+      const stop = (reason: 'timeout' | 'abort') => {
+        stoppedBecause ??= reason;
+        child.kill();
+      };
+      const timer = setTimeout(() => stop('timeout'), this.timeoutMs);
+      const onAbort = () => stop('abort');
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 }
 
 const PID_FILE = 'slicer.pid';
-
-/** SIGKILLs the process group led by `pid`; false when there is none. */
-function killGroup(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    process.kill(-pid, 'SIGKILL');
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Ends the slicer a previous run of the service recorded in `workDir` and left running (it was killed

@@ -2,8 +2,10 @@
  * CPU per request of two forge builds served alternately on the same seeded SQLite data (A/B on a shared
  * machine: the forge process's utime + stime from /proc over a fixed run, divided by requests answered).
  * `npx tsx bench/ab-cpu.ts <dist-a/cli.js> <dist-b/cli.js> [rounds] [seconds]`; FILTER picks scenarios.
+ * AB_DATA_DIR=<dir> keeps the seeded data sets there and reuses them on the next run (seeding 100 000
+ * users takes longer than a round). BENCH_CPU_PROF_DIR=<dir> makes every forge write a CPU profile.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -35,16 +37,21 @@ interface Case {
   headers: Record<string, string>;
 }
 
-async function seeded(seed: (dir: string, url: string) => Promise<unknown>) {
-  const dir = mkdtempSync(join(tmpdir(), 'forge-ab-'));
+async function seeded(name: string, seed: (dir: string, url: string) => Promise<unknown>) {
+  const keep = process.env.AB_DATA_DIR;
+  const dir = keep ? join(keep, name) : mkdtempSync(join(tmpdir(), 'forge-ab-'));
+  const outFile = join(dir, 'seed-output.json');
+  if (keep && existsSync(outFile)) return { dir, out: JSON.parse(readFileSync(outFile, 'utf8')) as unknown };
+  mkdirSync(dir, { recursive: true });
   const out = await seed(dir, `sqlite:${join(dir, 'forge.db')}`);
+  if (keep) writeFileSync(outFile, JSON.stringify(out ?? null));
   return { dir, out };
 }
 
 const filter = process.env.FILTER ?? '';
 const cases: Case[] = [];
 if (!filter || /release/.test(filter)) {
-  const { dir } = await seeded(seedReleases);
+  const { dir } = await seeded('releases', seedReleases);
   cases.push({
     name: 'releases?limit=50',
     dir,
@@ -54,7 +61,7 @@ if (!filter || /release/.test(filter)) {
   cases.push({ name: 'releases/latest', dir, path: '/api/v1/repos/bench/big/releases/latest', headers: {} });
 }
 if (!filter || /user/.test(filter)) {
-  const { dir, out } = await seeded((_d, url) => seedUsers(url, 100_000));
+  const { dir, out } = await seeded('users', (_d, url) => seedUsers(url, 100_000));
   cases.push({
     name: 'users/{u} + token',
     dir,
@@ -64,7 +71,7 @@ if (!filter || /user/.test(filter)) {
   cases.push({ name: 'search 10 of 100 000', dir, path: '/api/v1/users/search?q=user05000', headers: {} });
 }
 if (!filter || /feed/.test(filter)) {
-  const { dir } = await seeded(seedActions);
+  const { dir } = await seeded('actions', seedActions);
   cases.push({
     name: 'feeds limit=30',
     dir,
@@ -73,7 +80,8 @@ if (!filter || /feed/.test(filter)) {
   });
 }
 
-for (const c of cases) {
+// CASE=<text> keeps only the cases whose name contains it (e.g. `latest`).
+for (const c of cases.filter((c) => c.name.includes(process.env.CASE ?? ''))) {
   const results: Record<string, { us: number[]; rps: number[]; p95: number[] }> = {
     A: { us: [], rps: [], p95: [] },
     B: { us: [], rps: [], p95: [] },

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import type { SignatureVerifier } from '../src/auth/context.js';
 import { type ConfigFile, loadConfig } from '../src/config.js';
@@ -42,6 +43,7 @@ export interface TestUser {
 export interface TestForge {
   /** `http://127.0.0.1:<port>` */
   url: string;
+  app: FastifyInstance;
   /** The app URL every `url` field and Link header starts with (ends in `/`). */
   appUrl: string;
   ctx: ServiceContext;
@@ -206,6 +208,7 @@ export async function startTestForge(options: StartTestForgeOptions = {}): Promi
 
   const harness: TestForge = {
     url: forge.url,
+    app: forge.app,
     get appUrl() {
       return config.appUrl;
     },

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyBaseLogger,
@@ -30,6 +31,7 @@ import { oauth2AppsRoutes } from './oauth2-apps.js';
 import { orgsRoutes } from './orgs.js';
 import { releaseAssetRoutes } from './release-assets.js';
 import { releaseRoutes } from './releases.js';
+import { type ReplayState, replayServerFactory } from './replay.js';
 import { repoListingRoutes } from './repo-listings.js';
 import { repoTeamRoutes } from './repo-teams.js';
 import { repoRoutes } from './repos.js';
@@ -54,7 +56,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { ctx } = options;
   const logger = redactingLogger(options.logger);
   const debug = ['debug', 'trace'].includes(logger.level);
+  const replay: ReplayState = { closing: false, replayed: 0 };
+  // Kept answers are replayed in front of Fastify (api/replay.ts), unless debug logging writes an access
+  // line per request, or the bind host is a name: Fastify then also listens on the name's other
+  // addresses, which it only does for servers it creates itself.
+  const replaying = !debug && isIP(ctx.config.bind.host) !== 0;
   const app = Fastify({
+    ...(replaying ? { serverFactory: replayServerFactory(ctx, replay) } : {}),
     loggerInstance: logger,
     // Two info lines per request cost a large share of throughput: requests are logged at debug level.
     logController: new LogController({ disableRequestLogging: true }),
@@ -86,6 +94,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       done();
     });
   }
+  if (replaying) {
+    // Fastify answers 503 from the moment close() is called; nothing is replayed from then on either.
+    const close = app.close;
+    app.close = function (this: typeof app, ...args: unknown[]) {
+      replay.closing = true;
+      return (close as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof app.close;
+  }
+  app.decorate('replay', replay);
   app.decorateRequest('auth', null as unknown as AuthInfo);
   app.decorateRequest('readView', undefined);
   installErrorMapper(app, () => `${ctx.config.appUrl}api/swagger`);

@@ -1,11 +1,14 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendHookHandler } from 'fastify';
-import type { ReadView } from '../services/read-cache.js';
+import type { ReadView, ReplayAnswer } from '../services/read-cache.js';
+import { keepForReplay } from './replay.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set when this request's answer is to be kept (see keptAnswers). */
     keepAnswer?: {
       keep: (answer: { headers: [string, string][]; body: Buffer }) => void;
+      /** Keeps the answer as sent for replay (api/replay.ts), when it may be replayed. */
+      replay?: ((key: string, answer: ReplayAnswer) => void) | undefined;
       before: Set<string>;
     };
   }
@@ -45,10 +48,16 @@ export function keptAnswers(): { onRequest: onRequestAsyncHookHandler; onSend: o
     const kept = await view.answer(key);
     if (kept.hit) {
       for (const [name, value] of kept.hit.headers) reply.header(name, value);
+      // A request the replay layer could answer next time is kept as sent (after Fastify's onSend).
+      if (kept.replay) keepForReplay(request, reply, kept.hit.body, kept.replay);
       return reply.send(kept.hit.body);
     }
     // Headers set so far (authentication's) are set again on every request; the rest are the answer's.
-    request.keepAnswer = { keep: kept.keep, before: new Set(Object.keys(reply.getHeaders())) };
+    request.keepAnswer = {
+      keep: kept.keep,
+      replay: kept.replay,
+      before: new Set(Object.keys(reply.getHeaders())),
+    };
   };
   const onSend: onSendHookHandler = (request, reply, payload, done) => {
     const pending = request.keepAnswer;
@@ -58,7 +67,9 @@ export function keptAnswers(): { onRequest: onRequestAsyncHookHandler; onSend: o
         if (pending.before.has(name) || name === 'content-length' || value === undefined) continue;
         headers.push([name, String(value)]);
       }
-      pending.keep({ headers, body: Buffer.from(payload) });
+      const body = Buffer.from(payload);
+      pending.keep({ headers, body });
+      if (pending.replay) keepForReplay(request, reply, body, pending.replay);
     }
     done(null, payload);
   };

@@ -54,6 +54,7 @@ function tokenAuth(hit: { token: TokenCredential; user: UserRow }, isBasic: bool
     scopeText: hit.token.scope,
     publicOnly: scope.publicOnly,
     isBasic,
+    tokenUpdatedUnix: hit.token.updated_unix,
   };
 }
 

@@ -18,6 +18,11 @@ export interface AuthInfo {
   publicOnly: boolean;
   /** Credentials came in an HTTP Basic header (password or token), as Gitea's `IsBasicAuth`. */
   isBasic: boolean;
+  /**
+   * A personal access token's `updated_unix` as read: the token is touched again once a minute of use
+   * (services/tokens.ts), so a replayed answer (api/replay.ts) is only valid until then.
+   */
+  tokenUpdatedUnix?: number;
 }
 
 /** Resolves the user of an HTTP-signature request (public key or SSH certificate), or null when it fails. */

@@ -38,6 +38,11 @@ export class AnswerCache<V = Buffer> {
     return entry.body;
   }
 
+  /** Whether anything is kept for `key`, whatever its tag. */
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
   set(key: string, tag: string, body: V): void {
     this.delete(key);
     const size = this.sizeOf(body);

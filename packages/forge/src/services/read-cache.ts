@@ -30,7 +30,12 @@
 import { hash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ForgeConfig } from '../config.js';
-import { hasChangeStamp, readChangeStamp } from '../store/change-stamp.js';
+import {
+  hasChangeStamp,
+  hasDirectChangeStamp,
+  readChangeStamp,
+  readChangeStampNow,
+} from '../store/change-stamp.js';
 import type { Database } from '../store/schema.js';
 import { AnswerCache } from './activity-cache.js';
 import type { ServiceContext } from './context.js';
@@ -41,7 +46,20 @@ export interface KeptAnswer {
   body: Buffer;
 }
 
+/**
+ * A kept answer as it went out over HTTP (api/replay.ts): its head's header lines (flat name/value list)
+ * but for the ones the HTTP server writes per response (Date, Connection, Keep-Alive), and its body.
+ * Valid only under its epoch and, for a personal access token, until the token's next touch is due.
+ */
+export interface ReplayAnswer {
+  headers: string[];
+  body: Buffer;
+  /** Unix seconds from which the request would touch its token (a write): replay no longer valid. */
+  validBeforeUnix: number;
+}
+
 const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
+const REPLAY_CACHE_BYTES = 32 * 1024 * 1024;
 const MAX_KEPT_TOKENS = 10_000;
 
 interface KeptToken<T> {
@@ -58,19 +76,53 @@ class StampedCaches {
     (answer) => answer.body.length + 64 * answer.headers.length,
   );
   private readonly tokens = new Map<string, KeptToken<unknown>>();
+  // Bodies are the kept answers' own Buffers (shared), counted again here to bound the entry count.
+  private readonly replays = new AnswerCache<ReplayAnswer>(
+    REPLAY_CACHE_BYTES,
+    (answer) => answer.body.length + 64 + 32 * answer.headers.length,
+  );
 
-  constructor(private readonly db: Kysely<Database>) {}
+  /** Whether answers may be replayed: only where the stamp can be read without waiting (SQLite). */
+  readonly replayable: boolean;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.replayable = hasDirectChangeStamp(db);
+  }
 
   /** Reads the stamp; a new one starts a new epoch and drops everything kept. */
   async currentEpoch(): Promise<number> {
-    const stamp = await readChangeStamp(this.db);
+    return this.enter(await readChangeStamp(this.db));
+  }
+
+  /**
+   * The epoch of the stamp read synchronously (SQLite, no transaction open); undefined when it cannot be
+   * read so (PostgreSQL, or inside a transaction), and then nothing is replayed.
+   */
+  epochNow(): number | undefined {
+    const stamp = readChangeStampNow(this.db);
+    return stamp === undefined ? undefined : this.enter(stamp);
+  }
+
+  private enter(stamp: string | undefined): number {
     if (stamp !== this.stamp) {
       this.stamp = stamp;
       this.epoch += 1;
       this.answers.clear();
       this.tokens.clear();
+      this.replays.clear();
     }
     return this.epoch;
+  }
+
+  replay(key: string): ReplayAnswer | undefined {
+    // Looked up before the stamp is read: most requests reaching here have nothing kept.
+    if (!this.replays.has(key)) return undefined;
+    const epoch = this.epochNow();
+    return epoch === undefined ? undefined : this.replays.get(key, String(epoch));
+  }
+
+  keepReplay(key: string, epoch: number, answer: ReplayAnswer): void {
+    if (epoch === this.epoch) this.replays.set(key, String(epoch), answer);
   }
 
   answer(key: string, epoch: number): KeptAnswer | undefined {
@@ -119,6 +171,8 @@ function cachesOf(ctx: ServiceContext): StampedCaches | null {
  */
 export class ReadView {
   private epoch: Promise<number> | undefined;
+  /** Whether this request wrote: its reads then span more than one epoch. */
+  private wroteAny = false;
 
   constructor(private readonly caches: StampedCaches | null) {}
 
@@ -129,6 +183,7 @@ export class ReadView {
 
   wrote(): void {
     this.epoch = undefined;
+    this.wroteAny = true;
   }
 
   private currentEpoch(caches: StampedCaches): Promise<number> {
@@ -137,16 +192,21 @@ export class ReadView {
   }
 
   /** The answer kept for `key`, if it is still current; else a function that keeps the one built now. */
-  async answer(
-    key: string,
-  ): Promise<
-    { hit: KeptAnswer; keep?: undefined } | { hit?: undefined; keep: (answer: KeptAnswer) => void }
-  > {
+  async answer(key: string): Promise<{
+    hit?: KeptAnswer | undefined;
+    keep: (answer: KeptAnswer) => void;
+    /** Keeps the answer as sent for replay (api/replay.ts); absent when it may not be replayed. */
+    replay?: ((replayKey: string, answer: ReplayAnswer) => void) | undefined;
+  }> {
     const caches = this.caches;
     if (!caches) return { keep: () => {} };
     const epoch = await this.currentEpoch(caches);
     const hit = caches.answer(key, epoch);
-    return hit ? { hit } : { keep: (answer) => caches.keepAnswer(key, epoch, answer) };
+    const keep = (answer: KeptAnswer) => caches.keepAnswer(key, epoch, answer);
+    // A request that wrote (a token touch) authenticated under an earlier epoch than this one: what it
+    // checked then is not known to hold under this epoch, so its answer is not replayed.
+    if (this.wroteAny || !caches.replayable) return { hit, keep };
+    return { hit, keep, replay: (replayKey, answer) => caches.keepReplay(replayKey, epoch, answer) };
   }
 
   /**
@@ -161,6 +221,17 @@ export class ReadView {
     const epoch = await this.currentEpoch(caches);
     return { hit: caches.token<T>(key, epoch), keep: (hit) => caches.keepToken(key, epoch, hit) };
   }
+}
+
+/**
+ * For the replay layer (api/replay.ts): a function giving the kept answer to replay for a key if the
+ * database is unchanged since it was sent (stamp read then, synchronously), else undefined (none kept,
+ * or the stamp cannot be read without waiting). Null when this handle keeps nothing.
+ */
+export function replayLookup(ctx: ServiceContext): ((key: string) => ReplayAnswer | undefined) | null {
+  const caches = cachesOf(ctx);
+  if (!caches?.replayable) return null;
+  return (key) => caches.replay(key);
 }
 
 /** A view of the read cache for one request. */

@@ -75,6 +75,8 @@ export async function deleteAccessToken(
 }
 
 const TOKEN_SHAPE = /^[0-9a-f]{40}$/;
+/** A used token's `updated_unix` is bumped when it is at least this old (a write; see api/replay.ts). */
+export const TOKEN_TOUCH_SECONDS = 60;
 
 /**
  * The token and its owner for a presented token, or null when it is unknown or malformed. With
@@ -106,7 +108,7 @@ export async function resolveAccessToken(
   }
   const now = nowUnix();
   // Gitea bumps updated_unix on use; once a minute is enough and keeps hot tokens off the write path.
-  if (now - hit.token.updated_unix >= 60) {
+  if (now - hit.token.updated_unix >= TOKEN_TOUCH_SECONDS) {
     await touchToken(ctx.db, hit.token.id, now);
     view.wrote();
   }

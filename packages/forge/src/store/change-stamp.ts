@@ -18,6 +18,8 @@ interface StampReader {
 }
 
 const readers = new WeakMap<Kysely<Database>, StampReader>();
+/** Handles whose stamp can be read synchronously (SQLite), outside transactions. */
+const directReaders = new WeakSet<Kysely<Database>>();
 
 /** Registers the connection behind a SQLite Kysely handle (store/database.ts does, on opening). */
 export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqlite3.Database): void {
@@ -27,6 +29,7 @@ export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqli
   // calls, so the pair is the same value STAMP_SQL reads (same "data_version:total_changes" text).
   const dataVersion = connection.prepare('PRAGMA data_version').pluck();
   const totalChanges = connection.prepare('SELECT total_changes()').pluck();
+  directReaders.add(db);
   readers.set(db, {
     // Outside a transaction every change this connection made is committed, so reading the stamp
     // directly (not queued behind Kysely's lock) cannot see a change that may still roll back.
@@ -64,6 +67,19 @@ export async function readChangeStamp(db: Kysely<Database>): Promise<string | un
   if (stamp !== undefined) return stamp;
   const { rows } = await db.executeQuery(reader.queued);
   return rows[0]!.stamp;
+}
+
+/**
+ * The change stamp read synchronously, when it can be (SQLite outside a transaction); undefined otherwise
+ * (PostgreSQL, an open transaction, any other handle). Same value readChangeStamp reads.
+ */
+export function readChangeStampNow(db: Kysely<Database>): string | undefined {
+  return readers.get(db)?.direct();
+}
+
+/** Whether readChangeStampNow can give `db`'s stamp (SQLite, outside a transaction). */
+export function hasDirectChangeStamp(db: Kysely<Database>): boolean {
+  return directReaders.has(db);
 }
 
 /** Whether `db` is a SQLite handle with a change stamp (opened by openDatabase). */

@@ -19,6 +19,28 @@ const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** Response headers a page may read cross-origin. */
 const EXPOSED_HEADERS = 'x-request-id';
 
+const VARY_ONLY: readonly (readonly [string, string])[] = [['vary', 'Origin']];
+const ANY_ORIGIN: readonly (readonly [string, string])[] = [
+  ['vary', 'Origin'],
+  ['access-control-allow-origin', '*'],
+  ['access-control-expose-headers', EXPOSED_HEADERS],
+];
+
+/**
+ * The CORS headers of an answer to an actual (not preflight) request, in the order they are sent, given
+ * what `corsOrigin` allows. The hook below and the `GET /ping` fast path (ping-fast-path.ts) both send
+ * these, so the two cannot drift apart.
+ */
+export function corsHeaders(allowed: string | false): readonly (readonly [string, string])[] {
+  if (allowed === false) return VARY_ONLY;
+  if (allowed === '*') return ANY_ORIGIN;
+  return [
+    ['vary', 'Origin'],
+    ['access-control-allow-origin', allowed],
+    ['access-control-expose-headers', EXPOSED_HEADERS],
+  ];
+}
+
 /** The key a request presents: `X-Api-Key` (OctoPrint, Moonraker, slicers) or `Authorization: Bearer`. */
 export function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers['x-api-key'];
@@ -76,11 +98,8 @@ export async function installAccess(
     // read it (and its request id) when the policy allows its origin.
     // (A preflight is the plugin's alone.)
     if (request.method !== 'OPTIONS') {
-      reply.header('vary', 'Origin');
-      const allowed = corsOrigin(kind, origin, write, origins);
-      if (allowed !== false) {
-        reply.header('access-control-allow-origin', allowed);
-        reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+      for (const [name, value] of corsHeaders(corsOrigin(kind, origin, write, origins))) {
+        reply.header(name, value);
       }
     }
     if (write && kind === 'foreign') {

@@ -4,12 +4,12 @@
  * dashboard's static files at /ui/.
  */
 
-import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { installAccess, loggableUrl } from '../access/hook.js';
+import { ruleFor } from '../access/scopes.js';
 import type { AccessSettings } from '../access/settings.js';
 import { rewriteOctoPrintUrl } from '../octoprint/base-url.js';
 import { octoPrintRoutes } from '../octoprint/routes.js';
@@ -24,12 +24,14 @@ import {
 } from './errors.js';
 import { keySchemas } from './key-schemas.js';
 import { API_VERSION, registerOpenApi } from './openapi.js';
+import { PingFastPath } from './ping-fast-path.js';
+import { logClientAbort, newRequestId, serializeReply } from './reply-parts.js';
 import { eventRoutes } from './routes/events.js';
 import { fileRoutes } from './routes/files.js';
 import { jobRoutes } from './routes/jobs.js';
 import { keyRoutes } from './routes/keys.js';
 import { machineRoutes } from './routes/machines.js';
-import { metaRoutes } from './routes/meta.js';
+import { metaRoutes, PONG } from './routes/meta.js';
 import { printRoutes } from './routes/print.js';
 import { queueRoutes } from './routes/queue.js';
 import { sharedSchemas } from './schemas.js';
@@ -44,7 +46,9 @@ export interface AppOptions extends ServerContext {
 export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const { logger, access: _access, ...context } = options;
   const debug = logger.isLevelEnabled('debug');
+  const fastPing = new PingFastPath(context.metrics, logger as FastifyBaseLogger);
   const app = Fastify({
+    serverFactory: fastPing.serverFactory,
     loggerInstance: logger as FastifyBaseLogger,
     // Per-request log lines cost throughput: requests are logged at debug level in onResponse below, and
     // the per-request child logger (with its redaction pass) is only made when debug logging is on;
@@ -52,8 +56,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (parent, bindings, childOptions) =>
       debug ? parent.child(bindings, childOptions) : parent,
-    // Like the anchor: a fresh UUID per request; a client-supplied x-request-id is not trusted.
-    genReqId: () => randomUUID(),
+    genReqId: newRequestId,
     // Slicers append `api/…` to an OctoPrint base URL as text, into its query when it has one.
     rewriteUrl: (request) => rewriteOctoPrintUrl(request.url ?? '/'),
     requestIdHeader: false,
@@ -64,12 +67,17 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     clientErrorHandler: clientError,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   }).withTypeProvider<TypeBoxTypeProvider>();
-  // Handlers build exact wire shapes from typed values; the schemas' OpenAPI 3.0 `nullable` is beyond
-  // fast-json-stringify, so plain JSON.stringify serialises. As the reply serializer it is also used
-  // without looking up a per-route, per-status serializer for every answer (the compiler below only
-  // keeps Fastify from compiling fast-json-stringify ones at start-up).
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  app.setReplySerializer((payload) => JSON.stringify(payload));
+  // Plain JSON.stringify serialises (reply-parts.ts). As the reply serializer it is also used without
+  // looking up a per-route, per-status serializer for every answer (the compiler below only keeps
+  // Fastify from compiling fast-json-stringify ones at start-up).
+  app.setSerializerCompiler(() => serializeReply);
+  app.setReplySerializer(serializeReply);
+  // Fastify answers 503 with `Connection: close` once close() has begun (it marks itself closing just
+  // before the preClose hooks, this one first); the fast path must not answer 200 instead.
+  app.addHook('preClose', (done) => {
+    fastPing.disable();
+    done();
+  });
 
   // Callback-style hooks: no promise per request on the hot path.
   app.addHook('onRequest', (request, reply, done) => {
@@ -78,10 +86,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   });
   // A client hanging up is ordinary: logged at info, never as a failure of the service.
   app.addHook('onRequestAbort', (request, done) => {
-    request.log.info(
-      { reqId: request.id, url: request.url, method: request.method },
-      'request aborted by the client',
-    );
+    logClientAbort(request.log, request.id, request.url, request.method);
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -139,5 +144,13 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   eventRoutes(app, context);
 
   notAllowed.register();
+  // `GET`/`HEAD /ping` answered before Fastify when nothing but the start-up settings decides the answer:
+  // not with debug logging (the onResponse hook writes the access log line), only while the route's rule
+  // is open (no key check to run).
+  const open = (method: string) =>
+    ruleFor(method, '/ping', { metricsOpen: options.access.metricsOpen })?.kind === 'open';
+  if (!debug && open('GET') && open('HEAD') && app.hasRoute({ method: 'GET', url: '/ping' })) {
+    fastPing.enable({ body: serializeReply(PONG), origins: options.access.origins });
+  }
   return app;
 }

@@ -4,6 +4,9 @@ import { Type } from 'typebox';
 import { Pong, ref } from '../schemas.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
+/** The body of every `GET /ping` answer; the fast path (../ping-fast-path.ts) sends it too. */
+export const PONG = { message: 'pong' } as const;
+
 export function metaRoutes(app: TypedApp, context: ServerContext): void {
   let documentText: string | undefined;
   app.get(
@@ -33,7 +36,7 @@ export function metaRoutes(app: TypedApp, context: ServerContext): void {
       },
     },
     // Not async: a plain value is sent at once, without a promise and a microtask per request.
-    () => ({ message: 'pong' }),
+    () => PONG,
   );
 
   app.get(

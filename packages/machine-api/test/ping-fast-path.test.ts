@@ -176,6 +176,33 @@ describe.each(SETTINGS)('GET and HEAD /ping with %s', (_name, server) => {
   });
 });
 
+describe('the server the fast path listens on', () => {
+  it('has the timeouts Fastify gives the servers it creates itself', async () => {
+    const api = await startMachineApi('');
+    try {
+      const { server } = api.service.app;
+      // Fastify resolves these too; its type lists only some of them.
+      const initialConfig = api.service.app.initialConfig as { [name: string]: unknown };
+      expect({
+        keepAlive: server.keepAliveTimeout,
+        request: server.requestTimeout,
+        idle: server.timeout,
+        perSocket: server.maxRequestsPerSocket,
+      }).toEqual({
+        keepAlive: initialConfig.keepAliveTimeout,
+        request: initialConfig.requestTimeout,
+        idle: initialConfig.connectionTimeout,
+        perSocket: initialConfig.maxRequestsPerSocket,
+      });
+      // Fastify's defaults: 72 s keep-alive, no request deadline (Node's own would be 5 s and 300 s).
+      expect(server.keepAliveTimeout).toBe(72_000);
+      expect(server.requestTimeout).toBe(0);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
 describe('/metrics counts the fast answers as Fastify counts its own', () => {
   let api: MachineApiUnderTest;
   beforeAll(async () => {

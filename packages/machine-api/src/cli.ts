@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { growOldGenerationByLiveSize } from './old-generation.js';
 import { holdYoungGeneration } from './young-generation.js';
 
 const USAGE = `usage: machine-api serve [--config FILE] [--bind HOST:PORT] [--data-dir DIR] [--json] [--debug]
@@ -71,6 +72,7 @@ async function main(argv: string[]): Promise<void> {
     logger,
   });
   releaseYoungGeneration();
+  growOldGenerationByLiveSize();
 
   let closing = false;
   const shutdown = (signal: string) => {

@@ -11,9 +11,10 @@ import { dirname, join } from 'node:path';
 import { BadRequest, SlicingFailed } from '../errors.js';
 import { estimateFromTrailer, readGcodeTrailer } from './estimate.js';
 import { ConcurrencyLimit } from './limiter.js';
+import { killGroup } from './process-group.js';
 import { bedBounds, readProfile } from './profile.js';
 import type { SliceRequest, SliceResult, Slicer, SlicerConfig } from './slicer.js';
-import { killGroup, runDetached } from './spawner.js';
+import { runDetached } from './spawner.js';
 
 export const DEFAULT_SLICE_TIMEOUT_SECONDS = 600;
 export const INSTALL_HINT = 'apt-get install -y prusa-slicer';

@@ -14,6 +14,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
+import { killGroup } from './process-group.js';
 
 export interface StartMessage {
   id: number;
@@ -55,17 +56,6 @@ class OutputTail {
   }
   toString(): string {
     return this.text;
-  }
-}
-
-/** SIGKILLs the process group led by `pid`; false when there is none. */
-function killGroup(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    process.kill(-pid, 'SIGKILL');
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -11,6 +11,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { killGroup } from './process-group.js';
 import type { HelperReport, KillMessage, StartMessage } from './spawn-helper.js';
 
 export interface RunEvents {
@@ -121,15 +122,4 @@ function holdOpen(child: ChildProcess): void {
 function letGo(child: ChildProcess): void {
   child.unref();
   child.channel?.unref();
-}
-
-/** SIGKILLs the process group led by `pid`; false when there is none. */
-export function killGroup(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    process.kill(-pid, 'SIGKILL');
-    return true;
-  } catch {
-    return false;
-  }
 }

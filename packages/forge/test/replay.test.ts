@@ -2,8 +2,11 @@
 // whose every header is chosen here (fetch adds headers the replay does not take). Each test warms the
 // replay with two identical requests, checks (SQLite) that the third was replayed, changes what the
 // answer depends on — over HTTP, or on a second database connection as `forge admin` would — and asks
-// again: the answer must be exactly that of the rows now. PostgreSQL never replays and must answer the same.
+// again: the answer must be exactly that of the rows now. Both stores replay; on PostgreSQL the stamp
+// moves with every commit on the server, including other test files' databases, so a request may find
+// its answer's epoch gone and go to Fastify: warming then asks again, until one is replayed.
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type ForgeDatabase, openDatabase } from '../src/store/database.js';
 import { startTestForge, type TestForge, type TestUser } from './harness.js';
@@ -13,7 +16,8 @@ import { testingPostgres } from './test-database.js';
 let forge: TestForge;
 let other: ForgeDatabase;
 const agent = new http.Agent({ keepAlive: true });
-const replays = !testingPostgres();
+// Requests after the first two until one is replayed: one on SQLite, a few more on a busy PostgreSQL.
+const replayTries = testingPostgres() ? 30 : 1;
 
 beforeAll(async () => {
   forge = await startTestForge();
@@ -51,17 +55,20 @@ function get(path: string, headers: Record<string, string> = {}): Promise<Raw> {
 const token = (t: string) => ({ authorization: `token ${t}` });
 const replayed = () => forge.app.replay.replayed;
 
-/** Two identical requests, then a third that (on SQLite) is replayed; returns the replayed answer. */
+/** Two identical requests, then one that is replayed (see replayTries); returns the replayed answer. */
 async function warm(path: string, headers: Record<string, string> = {}): Promise<Raw> {
   const first = await get(path, headers);
   expect(first.status).toBe(200);
   expect((await get(path, headers)).body).toBe(first.body);
-  const before = replayed();
-  const third = await get(path, headers);
-  expect(third.status).toBe(200);
-  expect(third.body).toBe(first.body);
-  expect(replayed()).toBe(before + (replays ? 1 : 0));
-  return third;
+  for (let i = 0; i < replayTries; i++) {
+    const before = replayed();
+    const next = await get(path, headers);
+    expect(next.status).toBe(200);
+    expect(next.body).toBe(first.body);
+    if (replayed() === before + 1) return next;
+    expect(replayed()).toBe(before);
+  }
+  throw new Error(`${path}: not replayed in ${replayTries} tries`);
 }
 
 /** The headers but Date, as name/value pairs. */
@@ -115,6 +122,35 @@ describe(`kept answers replayed before Fastify (${testingPostgres() ? 'PostgreSQ
       expect(withoutDate(replayedAnswer.headers)).toEqual(withoutDate(built.headers));
       expect(replayedAnswer.body).toBe(built.body);
     }
+  });
+
+  it('pipelined requests are answered in order, replayed or not', async () => {
+    const path = `/users/${owner.username}`;
+    const expected = await warm(path, token(ownerToken));
+    const version = await get('/version');
+    const { port } = new URL(forge.url);
+    const request = (p: string, auth: boolean) =>
+      `GET /api/v1${p} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${auth ? `Authorization: token ${ownerToken}\r\n` : ''}\r\n`;
+    const before = replayed();
+    // A replayed request (on PostgreSQL waiting for the stamp) ahead of one Fastify answers at once.
+    const received = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        text += chunk;
+        if (text.split('HTTP/1.1 200 OK').length === 4) socket.end();
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+      socket.write(request(path, true) + request('/version', false) + request(path, true));
+    });
+    const bodies = received
+      .split('HTTP/1.1 200 OK')
+      .slice(1)
+      .map((answer) => answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(bodies).toEqual([expected.body, version.body, expected.body]);
+    expect(replayed()).toBeGreaterThan(before);
   });
 
   it('a token revoked over HTTP is refused on its next use', async () => {
@@ -305,8 +341,9 @@ describe(`kept answers replayed before Fastify (${testingPostgres() ? 'PostgreSQ
             })
             .on('error', reject);
         });
-      for (let i = 0; i < 3; i++) expect(await once()).toBe(200);
-      if (replays) expect(own.app.replay.replayed).toBeGreaterThan(0);
+      for (let i = 0; i < 2 + replayTries && own.app.replay.replayed === 0; i++)
+        expect(await once()).toBe(200);
+      expect(own.app.replay.replayed).toBeGreaterThan(0);
       // Set as close() is called, when Fastify starts answering 503.
       const closing = own.app.close();
       expect(own.app.replay.closing).toBe(true);

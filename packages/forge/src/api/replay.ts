@@ -12,10 +12,14 @@
  *   only the database, except the once-a-minute touch of its `updated_unix`, which is a write; the
  *   replay is only valid before that touch is due. OAuth2 tokens (JWTs, with a clock expiry), Basic and
  *   signatures are never kept for replay;
- * - the database stamp read now (synchronously; SQLite outside a transaction) is the epoch's the answer
- *   was built and authenticated under, so no row it depends on (token, user, repository, scope) changed;
- * - the server is not closing (Fastify then answers 503), and debug logging is off (its access line is
- *   an onResponse hook): buildApp installs the replay only then.
+ * - the database stamp read now is the epoch's the answer was built and authenticated under, so no row
+ *   it depends on (token, user, repository, scope) changed. SQLite reads it synchronously (outside a
+ *   transaction; inside one the request goes to Fastify). PostgreSQL reads it with one round trip
+ *   (`pg_current_snapshot()`, as the read cache does) only when an answer is kept for the key; the
+ *   request waits for it untouched: node:http needs nothing attached in the listener itself, and the
+ *   request's stream stays paused (replayed requests have no body) until Fastify gets it, if it does;
+ * - the server is not closing (Fastify then answers 503), checked again after the round trip, and debug
+ *   logging is off (its access line is an onResponse hook): buildApp installs the replay only then.
  * Headers node:http writes per response (Date, Connection, Keep-Alive) are not kept: node writes them
  * for the replayed answer by the same rules, on the same server settings Fastify would have set.
  */
@@ -97,17 +101,32 @@ export function replayServerFactory(ctx: ServiceContext, state: ReplayState): Fa
       maxRequestsPerSocket: number;
     };
     const lookup = replayLookup(ctx);
+    /** Answers from `kept` if it may still be sent (not closing, token touch not due); else false. */
+    const replayed = (kept: ReplayAnswer | undefined, res: ServerResponse): boolean => {
+      if (!kept || state.closing || Date.now() / 1000 >= kept.validBeforeUnix) return false;
+      state.replayed += 1;
+      res.writeHead(200, kept.headers);
+      res.end(kept.body);
+      return true;
+    };
     const server = http.createServer(options.http ?? {}, (req: KeyedMessage, res: ServerResponse) => {
       if (lookup && !state.closing) {
         const key = replayKey(req);
         if (key !== null) {
           const kept = lookup(key);
-          if (kept && Date.now() / 1000 < kept.validBeforeUnix) {
-            state.replayed += 1;
-            res.writeHead(200, kept.headers);
-            res.end(kept.body);
+          if (kept instanceof Promise) {
+            // PostgreSQL, an answer kept for the key: replayed once the stamp is read, or handed to
+            // Fastify then (also when the stamp cannot be read: Fastify answers that as it would).
+            const toFastify = () => {
+              req[REPLAY_KEY] = key;
+              handler(req, res);
+            };
+            kept.then((answer) => {
+              if (!replayed(answer, res)) toFastify();
+            }, toFastify);
             return;
           }
+          if (replayed(kept, res)) return;
           req[REPLAY_KEY] = key;
         }
       }

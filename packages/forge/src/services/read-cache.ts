@@ -82,11 +82,11 @@ class StampedCaches {
     (answer) => answer.body.length + 64 + 32 * answer.headers.length,
   );
 
-  /** Whether answers may be replayed: only where the stamp can be read without waiting (SQLite). */
-  readonly replayable: boolean;
+  /** Whether the stamp is read synchronously (SQLite): the replay's lookup then returns no promise. */
+  private readonly direct: boolean;
 
   constructor(private readonly db: Kysely<Database>) {
-    this.replayable = hasDirectChangeStamp(db);
+    this.direct = hasDirectChangeStamp(db);
   }
 
   /** Reads the stamp; a new one starts a new epoch and drops everything kept. */
@@ -96,7 +96,7 @@ class StampedCaches {
 
   /**
    * The epoch of the stamp read synchronously (SQLite, no transaction open); undefined when it cannot be
-   * read so (PostgreSQL, or inside a transaction), and then nothing is replayed.
+   * read so (PostgreSQL, or inside a transaction).
    */
   epochNow(): number | undefined {
     const stamp = readChangeStampNow(this.db);
@@ -114,11 +114,16 @@ class StampedCaches {
     return this.epoch;
   }
 
-  replay(key: string): ReplayAnswer | undefined {
+  replay(key: string): ReplayAnswer | Promise<ReplayAnswer | undefined> | undefined {
     // Looked up before the stamp is read: most requests reaching here have nothing kept.
     if (!this.replays.has(key)) return undefined;
-    const epoch = this.epochNow();
-    return epoch === undefined ? undefined : this.replays.get(key, String(epoch));
+    // SQLite: synchronously, or (a transaction open) not at all, as the request then waits anyway.
+    if (this.direct) {
+      const epoch = this.epochNow();
+      return epoch === undefined ? undefined : this.replays.get(key, String(epoch));
+    }
+    // PostgreSQL: the stamp's round trip, the same read a request's first kept read makes.
+    return this.currentEpoch().then((epoch) => this.replays.get(key, String(epoch)));
   }
 
   keepReplay(key: string, epoch: number, answer: ReplayAnswer): void {
@@ -205,7 +210,7 @@ export class ReadView {
     const keep = (answer: KeptAnswer) => caches.keepAnswer(key, epoch, answer);
     // A request that wrote (a token touch) authenticated under an earlier epoch than this one: what it
     // checked then is not known to hold under this epoch, so its answer is not replayed.
-    if (this.wroteAny || !caches.replayable) return { hit, keep };
+    if (this.wroteAny) return { hit, keep };
     return { hit, keep, replay: (replayKey, answer) => caches.keepReplay(replayKey, epoch, answer) };
   }
 
@@ -224,13 +229,17 @@ export class ReadView {
 }
 
 /**
- * For the replay layer (api/replay.ts): a function giving the kept answer to replay for a key if the
- * database is unchanged since it was sent (stamp read then, synchronously), else undefined (none kept,
- * or the stamp cannot be read without waiting). Null when this handle keeps nothing.
+ * The replay layer's lookup: undefined when nothing is kept for the key (no stamp read), else the kept
+ * answer if the stamp read now is still the epoch it was sent under (else undefined). On SQLite the
+ * stamp is read synchronously (undefined inside a transaction); on PostgreSQL it is a round trip, so
+ * the answer comes as a promise (rejected if the stamp cannot be read).
  */
-export function replayLookup(ctx: ServiceContext): ((key: string) => ReplayAnswer | undefined) | null {
+export type ReplayLookup = (key: string) => ReplayAnswer | Promise<ReplayAnswer | undefined> | undefined;
+
+/** The replay lookup of a handle (api/replay.ts); null when this handle keeps nothing. */
+export function replayLookup(ctx: ServiceContext): ReplayLookup | null {
   const caches = cachesOf(ctx);
-  if (!caches?.replayable) return null;
+  if (!caches) return null;
   return (key) => caches.replay(key);
 }
 

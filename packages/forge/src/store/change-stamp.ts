@@ -50,7 +50,9 @@ export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqli
  * PostgreSQL: the server's current snapshot (`xmin:xmax:xip…`). Every commit (or abort) of a transaction
  * that wrote changes it: a transaction listed as running leaves the list, and one that started after the
  * snapshot's xmax moves xmax past itself. Equal snapshots mean no commit in between, in any database of
- * the server (so other databases' traffic makes it move too).
+ * the server (so other databases' traffic makes it move too). A snapshot never comes back once it moved
+ * (xmax never decreases; new transactions start at or above it, so the list only loses entries below
+ * it), so a stamp read earlier but answered later (concurrent round trips) is never taken for a newer one.
  */
 export function registerPostgresStamp(db: Kysely<Database>): void {
   readers.set(db, {

@@ -4,12 +4,16 @@
  * `npx tsx bench/ab-cpu.ts <dist-a/cli.js> <dist-b/cli.js> [rounds] [seconds]`; FILTER picks scenarios.
  * AB_DATA_DIR=<dir> keeps the seeded data sets there and reuses them on the next run (seeding 100 000
  * users takes longer than a round). BENCH_CPU_PROF_DIR=<dir> makes every forge write a CPU profile.
+ * AB_DATABASE_URL=postgres://… seeds and serves PostgreSQL databases `forge_ab_<case>` on that server
+ * instead (recreated unless AB_DATA_DIR holds their seed output; left on the server for the next run).
+ * Only the forge process's CPU is counted, not the PostgreSQL server's.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startService } from '../../../bench/service-process.js';
+import { onServer } from './bench-store.js';
 import { seedActions, seedReleases, seedUsers } from './scenarios.js';
 
 const [cliA, cliB, roundsText = '6', secondsText = '3'] = process.argv.slice(2);
@@ -32,49 +36,67 @@ async function load(url: string, headers: Record<string, string>, duration: numb
 
 interface Case {
   name: string;
-  dir: string;
+  /** The forge's data dir and database arguments. */
+  args: string[];
   path: string;
   headers: Record<string, string>;
 }
 
+const pgServer = process.env.AB_DATABASE_URL;
+
 async function seeded(name: string, seed: (dir: string, url: string) => Promise<unknown>) {
   const keep = process.env.AB_DATA_DIR;
-  const dir = keep ? join(keep, name) : mkdtempSync(join(tmpdir(), 'forge-ab-'));
+  const dir = keep ? join(keep, pgServer ? `${name}-pg` : name) : mkdtempSync(join(tmpdir(), 'forge-ab-'));
   const outFile = join(dir, 'seed-output.json');
-  if (keep && existsSync(outFile)) return { dir, out: JSON.parse(readFileSync(outFile, 'utf8')) as unknown };
+  let databaseUrl = `sqlite:${join(dir, 'forge.db')}`;
+  const database = `forge_ab_${name}`;
+  if (pgServer) {
+    const url = new URL(pgServer);
+    url.pathname = `/${database}`;
+    databaseUrl = url.href;
+  }
+  const args = ['--data-dir', dir, ...(pgServer ? ['--database-url', databaseUrl] : [])];
+  if (keep && existsSync(outFile)) {
+    return { dir, args, out: JSON.parse(readFileSync(outFile, 'utf8')) as unknown };
+  }
   mkdirSync(dir, { recursive: true });
-  const out = await seed(dir, `sqlite:${join(dir, 'forge.db')}`);
+  if (pgServer) {
+    await onServer(pgServer, `DROP DATABASE IF EXISTS ${database}`);
+    await onServer(pgServer, `CREATE DATABASE ${database}`);
+  }
+  const out = await seed(dir, databaseUrl);
+  if (pgServer) await onServer(databaseUrl, 'VACUUM ANALYZE');
   if (keep) writeFileSync(outFile, JSON.stringify(out ?? null));
-  return { dir, out };
+  return { dir, args, out };
 }
 
 const filter = process.env.FILTER ?? '';
 const cases: Case[] = [];
 if (!filter || /release/.test(filter)) {
-  const { dir } = await seeded('releases', seedReleases);
+  const { args } = await seeded('releases', seedReleases);
   cases.push({
     name: 'releases?limit=50',
-    dir,
+    args,
     path: '/api/v1/repos/bench/big/releases?limit=50',
     headers: {},
   });
-  cases.push({ name: 'releases/latest', dir, path: '/api/v1/repos/bench/big/releases/latest', headers: {} });
+  cases.push({ name: 'releases/latest', args, path: '/api/v1/repos/bench/big/releases/latest', headers: {} });
 }
 if (!filter || /user/.test(filter)) {
-  const { dir, out } = await seeded('users', (_d, url) => seedUsers(url, 100_000));
+  const { args, out } = await seeded('users', (_d, url) => seedUsers(url, 100_000));
   cases.push({
     name: 'users/{u} + token',
-    dir,
+    args,
     path: '/api/v1/users/user054321',
     headers: { authorization: `token ${out}` },
   });
-  cases.push({ name: 'search 10 of 100 000', dir, path: '/api/v1/users/search?q=user05000', headers: {} });
+  cases.push({ name: 'search 10 of 100 000', args, path: '/api/v1/users/search?q=user05000', headers: {} });
 }
 if (!filter || /feed/.test(filter)) {
-  const { dir } = await seeded('actions', seedActions);
+  const { args } = await seeded('actions', seedActions);
   cases.push({
     name: 'feeds limit=30',
-    dir,
+    args,
     path: '/api/v1/users/bench/activities/feeds?limit=30',
     headers: {},
   });
@@ -96,7 +118,7 @@ for (const c of cases.filter((c) => c.name.includes(process.env.CASE ?? ''))) {
           ['B', cliB],
           ['A', cliA],
         ]) {
-      const service = await startService(cli!, ['--data-dir', c.dir], '/api/v1/version');
+      const service = await startService(cli!, c.args, '/api/v1/version');
       try {
         const first = await fetch(`${service.baseUrl}${c.path}`, { headers: c.headers });
         if (first.status !== 200) throw new Error(`${c.name}: ${first.status} ${await first.text()}`);

@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
+import { SharedStampRead } from './shared-stamp-read.js';
 
 /**
  * A SQLite database's change stamp: `PRAGMA data_version` (moves when another connection, in any
@@ -15,6 +16,8 @@ interface StampReader {
   direct(): string | undefined;
   /** The same statement queued behind Kysely's other statements (after an open transaction ends). */
   queued: CompiledQuery<{ stamp: string }>;
+  /** PostgreSQL: round trips shared by concurrent readers (store/shared-stamp-read.ts). */
+  shared?: SharedStampRead;
 }
 
 const readers = new WeakMap<Kysely<Database>, StampReader>();
@@ -55,9 +58,11 @@ export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqli
  * it), so a stamp read earlier but answered later (concurrent round trips) is never taken for a newer one.
  */
 export function registerPostgresStamp(db: Kysely<Database>): void {
+  const queued = sql<{ stamp: string }>`SELECT pg_current_snapshot()::text AS stamp`.compile(db);
   readers.set(db, {
     direct: () => undefined,
-    queued: sql<{ stamp: string }>`SELECT pg_current_snapshot()::text AS stamp`.compile(db),
+    queued,
+    shared: new SharedStampRead(async () => (await db.executeQuery(queued)).rows[0]!.stamp),
   });
 }
 
@@ -67,6 +72,7 @@ export async function readChangeStamp(db: Kysely<Database>): Promise<string | un
   if (!reader) return undefined;
   const stamp = reader.direct();
   if (stamp !== undefined) return stamp;
+  if (reader.shared) return reader.shared.read();
   const { rows } = await db.executeQuery(reader.queued);
   return rows[0]!.stamp;
 }

@@ -1,5 +1,5 @@
-// Token lookups and the hot GET answers are kept while the database is unchanged (services/read-cache.ts,
-// SQLite; PostgreSQL keeps nothing and must answer the same). Each test asks twice so the second answer
+// Token lookups and the hot GET answers are kept while the database is unchanged (services/read-cache.ts;
+// on SQLite and PostgreSQL alike, each with its own change stamp). Each test asks twice so the second answer
 // comes from the cache, changes what the answer depends on — over HTTP, or on a second database
 // connection as `forge admin` or another process would — and asks again: the answer must be that of
 // the rows now.

@@ -10,6 +10,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 
+/** Roughly what an entry costs besides its key and body (map slot, entry object, tag). */
+const ENTRY_OVERHEAD_BYTES = 128;
+
 interface Entry<V> {
   tag: string;
   body: V;
@@ -17,7 +20,7 @@ interface Entry<V> {
 }
 
 /**
- * Least recently used entries go first once the kept bodies exceed `maxBytes`. A body is a Buffer, or
+ * Least recently used entries go first once the kept keys and bodies exceed `maxBytes`. A body is a Buffer, or
  * anything else `sizeOf` tells the size of (e.g. a body with its headers).
  */
 export class AnswerCache<V = Buffer> {
@@ -45,7 +48,9 @@ export class AnswerCache<V = Buffer> {
 
   set(key: string, tag: string, body: V): void {
     this.delete(key);
-    const size = this.sizeOf(body);
+    // Keys count too: they hold the request's URL, up to the HTTP parser's header limit, so small
+    // answers under long URLs (`?x=<16 kB>`) must not let the kept bytes exceed the budget many times.
+    const size = this.sizeOf(body) + key.length + ENTRY_OVERHEAD_BYTES;
     if (size > this.maxBytes / 4) return;
     this.entries.set(key, { tag, body, size });
     this.bytes += size;

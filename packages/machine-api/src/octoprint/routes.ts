@@ -10,7 +10,7 @@ import { ANONYMOUS } from '../access/scopes.js';
 import { BadRequest } from '../errors.js';
 import type { MachineStatus } from '../machines/machine.js';
 import type { MachineRegistry } from '../machines/registry.js';
-import { ref } from '../server/schemas.js';
+import { ref } from '../server/schemas/refs.js';
 import { errorResponses, ok, type TypedApp } from '../server/types.js';
 import { basePath, type OctoPrintTarget, parseTarget } from './base-url.js';
 import {

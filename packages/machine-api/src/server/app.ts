@@ -22,7 +22,6 @@ import {
   MAX_PARAM_LENGTH,
   methodNotAllowedRoutes,
 } from './errors.js';
-import { keySchemas } from './key-schemas.js';
 import { API_VERSION, registerOpenApi } from './openapi.js';
 import { PingFastPath } from './ping-fast-path.js';
 import { logClientAbort, newRequestId, serializeReply } from './reply-parts.js';
@@ -34,7 +33,8 @@ import { machineRoutes } from './routes/machines.js';
 import { metaRoutes, PONG } from './routes/meta.js';
 import { printRoutes } from './routes/print.js';
 import { queueRoutes } from './routes/queue.js';
-import { sharedSchemas } from './schemas.js';
+import { sharedSchemas } from './schemas/index.js';
+import { keySchemas } from './schemas/keys.js';
 import type { ServerContext, TypedApp } from './types.js';
 
 export interface AppOptions extends ServerContext {

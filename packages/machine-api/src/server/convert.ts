@@ -6,7 +6,8 @@ import type { CurrentJob } from '../jobs/runner.js';
 import type { MachineIdentity, MachineStatus, ReportedHardware } from '../machines/machine.js';
 import type { ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
-import type { JobResponse, MachineInfoResponse } from './schemas.js';
+import type { JobResponse } from './schemas/jobs.js';
+import type { MachineInfoResponse } from './schemas/machines.js';
 
 type HardwareConfiguration = NonNullable<MachineInfoResponse['hardware_configuration']>;
 type WireFilament = Extract<HardwareConfiguration, { type: 'fdm' }>['config']['filaments'][number];

@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { loggableUrl } from '../access/hook.js';
 import { ServiceError } from '../errors.js';
-import type { ErrorBody } from './schemas.js';
+import type { ErrorBody } from './schemas/errors.js';
 
 /** The path exists but not with this method; `allow` lists the methods it has. */
 export class MethodNotAllowed extends ServiceError {

@@ -6,7 +6,8 @@
 
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import { sharedSchemas, validationSchema } from './schemas.js';
+import { sharedSchemas } from './schemas/index.js';
+import { validationSchema } from './schemas/refs.js';
 
 /**
  * Made with the first validation, not at start-up: compiling Ajv's meta-schema and the shared schemas

@@ -17,7 +17,8 @@ import type { MachineRegistry } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import type { StoredFiles, SubmitPrint } from '../octoprint/stored-files.js';
 import type { FarmQueue } from '../queue/queue.js';
-import { ErrorSchema, ref } from './schemas.js';
+import { ErrorSchema } from './schemas/errors.js';
+import { ref } from './schemas/refs.js';
 
 export type TypedApp = FastifyInstance<
   RawServerDefault,

@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import { BadRequest } from '../../errors.js';
 import { EVENT_TYPES, type EventFilter, type EventType } from '../../events/events.js';
 import { EventStream } from '../../events/sse.js';
-import { Event, EventHistoryQuery, EventsHeaders, EventsQuery, ref } from '../schemas.js';
+import { Event, EventHistoryQuery, EventsHeaders, EventsQuery } from '../schemas/events.js';
+import { ref } from '../schemas/refs.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
 export interface EventStreamSettings {

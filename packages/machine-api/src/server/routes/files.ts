@@ -5,7 +5,8 @@ import { ANONYMOUS } from '../../access/scopes.js';
 import { StoredFileInfo } from '../../octoprint/schemas.js';
 import type { StoredFile } from '../../octoprint/stored-files.js';
 import { jobResponse } from '../convert.js';
-import { Job, ref } from '../schemas.js';
+import { Job } from '../schemas/jobs.js';
+import { ref } from '../schemas/refs.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
 const FileNameParams = Type.Object({

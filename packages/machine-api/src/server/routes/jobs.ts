@@ -4,7 +4,9 @@ import { Type } from 'typebox';
 import { BadRequest } from '../../errors.js';
 import type { Job as JobRecord } from '../../jobs/job.js';
 import { jobResponse } from '../convert.js';
-import { Job, JobChange, JobIdParams, JobListQuery, ref, validationSchema } from '../schemas.js';
+import { Job, JobIdParams, JobListQuery } from '../schemas/jobs.js';
+import { JobChange } from '../schemas/queue.js';
+import { ref, validationSchema } from '../schemas/refs.js';
 import { strictValidatorCompiler } from '../strict-validation.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 

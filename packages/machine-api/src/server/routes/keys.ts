@@ -1,8 +1,8 @@
 /** `GET /keys`, `POST /keys`, `DELETE /keys/{name}`: managing API keys over HTTP (`admin` scope). */
 
 import { Type } from 'typebox';
-import { ApiKey, CreatedApiKey, KeyNameParams, NewApiKey } from '../key-schemas.js';
-import { ref } from '../schemas.js';
+import { ApiKey, CreatedApiKey, KeyNameParams, NewApiKey } from '../schemas/keys.js';
+import { ref } from '../schemas/refs.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
 export function keyRoutes(app: TypedApp, context: ServerContext): void {

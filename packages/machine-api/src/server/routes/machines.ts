@@ -6,7 +6,8 @@
 import { Type } from 'typebox';
 import { machineInfo } from '../convert.js';
 import { MachineListBody } from '../machine-list.js';
-import { MachineIdParams, MachineInfoResponse, ref } from '../schemas.js';
+import { MachineIdParams, MachineInfoResponse } from '../schemas/machines.js';
+import { ref } from '../schemas/refs.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
 export function machineRoutes(app: TypedApp, context: ServerContext): void {

@@ -1,7 +1,8 @@
 /** `GET /` (the OpenAPI document), `GET /ping` and `GET /metrics`. */
 
 import { Type } from 'typebox';
-import { Pong, ref } from '../schemas.js';
+import { Pong } from '../schemas/meta.js';
+import { ref } from '../schemas/refs.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 
 /** The body of every `GET /ping` answer; the fast path (../ping-fast-path.ts) sends it too. */

@@ -7,9 +7,8 @@ import {
   PrintJobResponse,
   type PrintParameters,
   PrintParameters as PrintParametersSchema,
-  ref,
-  validationSchema,
-} from '../schemas.js';
+} from '../schemas/print.js';
+import { ref, validationSchema } from '../schemas/refs.js';
 import { strictValidator } from '../strict-validation.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 

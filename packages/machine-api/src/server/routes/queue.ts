@@ -3,7 +3,9 @@
 import { Type } from 'typebox';
 import { jobResponse } from '../convert.js';
 import { receivePrintForm } from '../multipart.js';
-import { Job, QueueEntry, QueueParameters, ref, validationSchema } from '../schemas.js';
+import { Job, QueueEntry } from '../schemas/jobs.js';
+import { QueueParameters } from '../schemas/queue.js';
+import { ref, validationSchema } from '../schemas/refs.js';
 import { strictValidator } from '../strict-validation.js';
 import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
 import { parseParamsPart } from './print.js';

@@ -1,8 +1,8 @@
-/** Wire shapes of the API key endpoints (`/keys`), registered as shared schemas like those of schemas.ts. */
+/** Wire shapes of the API key endpoints (`/keys`), registered as shared schemas like those of index.ts. */
 
 import { type Static, Type } from 'typebox';
-import { KEY_NAME } from '../access/keys.js';
-import { SCOPES } from '../access/scopes.js';
+import { KEY_NAME } from '../../access/keys.js';
+import { SCOPES } from '../../access/scopes.js';
 
 export const ApiKeyScope = Type.Unsafe<(typeof SCOPES)[number]>({
   $id: 'ApiKeyScope',

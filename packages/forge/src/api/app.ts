@@ -120,7 +120,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     request.auth = ANONYMOUS;
     const { skipApiAuth, pathUser } = request.routeOptions.config;
     if (skipApiAuth) return;
-    request.readView = openReadView(ctx);
+    // The request's one stamp, read before anything else it reads (the caller first of all).
+    request.readView = await openReadView(ctx, request.method);
     if (pathUser) {
       const name = (request.params as Record<string, string | undefined>)[pathUser];
       if (name !== undefined) request.pathUser = { lowerName: name.toLowerCase() };

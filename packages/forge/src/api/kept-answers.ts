@@ -45,7 +45,7 @@ export function keptAnswers(): { onRequest: onRequestAsyncHookHandler; onSend: o
     if (!view?.enabled) return;
     const key = answerKey(request);
     if (key === null) return;
-    const kept = await view.answer(key);
+    const kept = view.answer(key);
     if (kept.hit) {
       for (const [name, value] of kept.hit.headers) reply.header(name, value);
       // A request the replay layer could answer next time is kept as sent (after Fastify's onSend).

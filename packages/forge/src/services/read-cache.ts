@@ -171,47 +171,53 @@ function cachesOf(ctx: ServiceContext): StampedCaches | null {
 }
 
 /**
- * One request's use of the cache: the stamp is read at most once per request, when something first asks
- * for a kept read. A request that writes calls `wrote()`, so its later lookups read the stamp again.
+ * One request's use of the cache. Its stamp is read once, when the view is opened: before anything
+ * else of the request is read (the caller, the credential, the rows), so everything it finds or keeps
+ * is known to hold at that stamp. A request that writes (a token touch) stops finding and keeping
+ * anything: what it read before its write may not hold after it, under any later stamp.
  */
 export class ReadView {
-  private epoch: Promise<number> | undefined;
-  /** Whether this request wrote: its reads then span more than one epoch. */
-  private wroteAny = false;
+  private caches: StampedCaches | null;
 
-  constructor(private readonly caches: StampedCaches | null) {}
+  constructor(
+    caches: StampedCaches | null,
+    private readonly epoch = 0,
+  ) {
+    this.caches = caches;
+  }
 
-  /** Whether reads may be kept at all (a handle opened by openDatabase). */
+  /** Whether reads may be kept at all (a handle opened by openDatabase, and no write yet). */
   get enabled(): boolean {
     return this.caches !== null;
   }
 
+  /** This request wrote: nothing it read is found in or kept from here on. */
   wrote(): void {
-    this.epoch = undefined;
-    this.wroteAny = true;
-  }
-
-  private currentEpoch(caches: StampedCaches): Promise<number> {
-    this.epoch ??= caches.currentEpoch();
-    return this.epoch;
+    this.caches = null;
   }
 
   /** The answer kept for `key`, if it is still current; else a function that keeps the one built now. */
-  async answer(key: string): Promise<{
+  answer(key: string): {
     hit?: KeptAnswer | undefined;
     keep: (answer: KeptAnswer) => void;
     /** Keeps the answer as sent for replay (api/replay.ts); absent when it may not be replayed. */
     replay?: ((replayKey: string, answer: ReplayAnswer) => void) | undefined;
-  }> {
+  } {
     const caches = this.caches;
     if (!caches) return { keep: () => {} };
-    const epoch = await this.currentEpoch(caches);
-    const hit = caches.answer(key, epoch);
-    const keep = (answer: KeptAnswer) => caches.keepAnswer(key, epoch, answer);
-    // A request that wrote (a token touch) authenticated under an earlier epoch than this one: what it
-    // checked then is not known to hold under this epoch, so its answer is not replayed.
-    if (this.wroteAny) return { hit, keep };
-    return { hit, keep, replay: (replayKey, answer) => caches.keepReplay(replayKey, epoch, answer) };
+    const epoch = this.epoch;
+    // The view is checked again when the answer is kept: a write in between (none today on GET
+    // routes, but cheap to rule out) would make the answer span two states.
+    const keep = (answer: KeptAnswer) => {
+      if (this.caches) caches.keepAnswer(key, epoch, answer);
+    };
+    return {
+      hit: caches.answer(key, epoch),
+      keep,
+      replay: (replayKey, answer) => {
+        if (this.caches) caches.keepReplay(replayKey, epoch, answer);
+      },
+    };
   }
 
   /**
@@ -219,12 +225,17 @@ export class ReadView {
    * the one found now. Only hits are kept: a token created later is never answered by a kept miss.
    * Entries are keyed by a hash of the token, so no token text stays in memory.
    */
-  async token<T>(token: string): Promise<{ hit: T | undefined; keep: (hit: T) => void }> {
+  token<T>(token: string): { hit: T | undefined; keep: (hit: T) => void } {
     const caches = this.caches;
     if (!caches) return { hit: undefined, keep: () => {} };
     const key = hash('sha256', token, 'base64');
-    const epoch = await this.currentEpoch(caches);
-    return { hit: caches.token<T>(key, epoch), keep: (hit) => caches.keepToken(key, epoch, hit) };
+    const epoch = this.epoch;
+    return {
+      hit: caches.token<T>(key, epoch),
+      keep: (hit) => {
+        if (this.caches) caches.keepToken(key, epoch, hit);
+      },
+    };
   }
 }
 
@@ -243,9 +254,15 @@ export function replayLookup(ctx: ServiceContext): ReplayLookup | null {
   return (key) => caches.replay(key);
 }
 
-/** A view of the read cache for one request. */
-export function openReadView(ctx: ServiceContext): ReadView {
-  return new ReadView(cachesOf(ctx));
+/**
+ * A view of the read cache for one request, its stamp read now. Open it first, before the request
+ * reads anything else (api/app.ts does, ahead of authentication). Only GET and HEAD requests keep
+ * anything: a request that writes could not keep what it read anyway.
+ */
+export async function openReadView(ctx: ServiceContext, method: string): Promise<ReadView> {
+  const caches = method === 'GET' || method === 'HEAD' ? cachesOf(ctx) : null;
+  if (!caches) return NO_READ_CACHE;
+  return new ReadView(caches, caches.epochNow() ?? (await caches.currentEpoch()));
 }
 
 /** A view that keeps and finds nothing (callers outside a request). */

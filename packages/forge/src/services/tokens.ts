@@ -91,7 +91,7 @@ export async function resolveAccessToken(
   view: ReadView = NO_READ_CACHE,
 ): Promise<{ token: TokenCredential; user: UserRow } | null> {
   if (!TOKEN_SHAPE.test(token)) return null;
-  const kept = await view.token<TokenCandidate>(token);
+  const kept = view.token<TokenCandidate>(token);
   let hit = kept.hit;
   if (!hit) {
     let candidates: TokenCandidate[];

@@ -24,6 +24,7 @@ import { adminUsersRoutes } from './admin-users.js';
 import { recordApiRoutes } from './api-document.js';
 import { apiDocumentRoutes } from './api-document-routes.js';
 import { archiveApiRoutes } from './archives.js';
+import { commitRoutes } from './commits.js';
 import { installErrorMapper } from './errors.js';
 import { gitHttpRoutes } from './git-http.js';
 import { installInputGuards } from './input-guards.js';
@@ -149,6 +150,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(sshPrincipalRoutes, api);
   await app.register(repoListingRoutes, api);
   await app.register(repoRoutes, api);
+  await app.register(commitRoutes, api);
   await app.register(releaseRoutes, api);
   await app.register(releaseAssetRoutes, api);
   await app.register(archiveApiRoutes, api);

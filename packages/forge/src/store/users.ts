@@ -3,7 +3,14 @@ import { compiledQuery, compiledShapedQuery } from './compiled-query.js';
 import type { DialectName } from './dialect.js';
 import { everyColumnOf } from './joined-rows.js';
 import { USER_SEARCH_SUFFIX_CHARS } from './migrations/011_user_search_suffixes.js';
-import { type Database, type NewUser, type UserRow, type UserUpdate, Visibility } from './schema.js';
+import {
+  type Database,
+  type NewUser,
+  type UserRow,
+  UserType,
+  type UserUpdate,
+  Visibility,
+} from './schema.js';
 
 type Db = Kysely<Database>;
 
@@ -119,6 +126,17 @@ export async function emailInUse(db: Db, email: string, exceptId = 0): Promise<b
     .where('id', '!=', exceptId)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** The individual user with this e-mail address (case-insensitive), as commits name their authors. */
+export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  if (email === '') return undefined;
+  return db
+    .selectFrom('user')
+    .selectAll()
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .where('type', '=', UserType.Individual)
+    .executeTakeFirst();
 }
 
 /** Inserts a user or organization row and returns it. */

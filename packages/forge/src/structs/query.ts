@@ -11,7 +11,7 @@ export const PARAM_TYPE_KEYWORD = 'x-param-type';
 
 export interface QueryType {
   type: 'integer' | 'boolean' | 'string';
-  format?: 'int64' | 'date';
+  format?: 'int64' | 'date' | 'date-time';
 }
 
 function queryParam(type: QueryType, description: string): TString {
@@ -31,6 +31,10 @@ export const QueryString = (description: string) =>
 /** A `YYYY-MM-DD` date parameter. */
 export const QueryDate = (description: string) =>
   Type.Optional(queryParam({ type: 'string', format: 'date' }, description));
+
+/** An ISO 8601 date-time parameter. */
+export const QueryDateTime = (description: string) =>
+  Type.Optional(queryParam({ type: 'string', format: 'date-time' }, description));
 
 /** `page` and `limit` of every paginated list. */
 export const PageQuery = {

@@ -5,13 +5,14 @@
  * queues, otherwise the file is stored), and the `select` command Cura sends after an upload.
  */
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type TSchema, Type } from 'typebox';
 import { ANONYMOUS } from '../access/scopes.js';
 import { BadRequest } from '../errors.js';
 import type { MachineStatus } from '../machines/machine.js';
 import type { MachineRegistry } from '../machines/registry.js';
 import { ref } from '../server/schemas/refs.js';
-import { errorResponses, ok, type TypedApp } from '../server/types.js';
+import { errorResponses, ok } from '../server/types.js';
 import { basePath, type OctoPrintTarget, parseTarget } from './base-url.js';
 import {
   OctoPrintFileCommand,
@@ -62,7 +63,7 @@ function schema<T extends TSchema>(operationId: string, summary: string, respons
   };
 }
 
-export function octoPrintRoutes(app: TypedApp, context: OctoPrintContext): void {
+export const octoPrintRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = async (app, context) => {
   const { machines } = context;
 
   /** The target of the request; 404 for a machine that is not configured. */
@@ -316,7 +317,7 @@ export function octoPrintRoutes(app: TypedApp, context: OctoPrintContext): void 
       return reply.code(204).send();
     },
   );
-}
+};
 
 /** OctoPrint's printer state from a machine status; the queue always reads as ready (jobs wait there). */
 export function printerOf(status: MachineStatus | null): OctoPrintPrinter {

@@ -116,12 +116,12 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   installErrorHandling(app);
   const notAllowed = methodNotAllowedRoutes(app);
 
-  metaRoutes(app, context);
-  machineRoutes(app, context);
-  jobRoutes(app, context);
+  await app.register(metaRoutes, { context });
+  await app.register(machineRoutes, { context });
+  await app.register(jobRoutes, { context });
   await registerDashboard(app);
-  keyRoutes(app, context);
-  fileRoutes(app, context);
+  await app.register(keyRoutes, { context });
+  await app.register(fileRoutes, { context });
   // The routes that take uploads, in a context of their own: @fastify/multipart adds an async onRequest
   // and an async onResponse hook (temp-file cleanup) to every route of the context it is registered in,
   // which cost every other request (`GET /ping`, `GET /machines`) two promises and a listener.
@@ -129,9 +129,9 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   await app.register(async (uploads: TypedApp) => {
     uploads.removeContentTypeParser('multipart/form-data');
     await uploads.register(multipart);
-    printRoutes(uploads, context);
-    queueRoutes(uploads, context);
-    octoPrintRoutes(uploads, {
+    await uploads.register(printRoutes, { context });
+    await uploads.register(queueRoutes, { context });
+    await uploads.register(octoPrintRoutes, {
       machines: context.machines,
       statusTimeoutMs: context.statusTimeoutMs,
       files: context.files,
@@ -141,7 +141,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
       version: API_VERSION,
     });
   });
-  eventRoutes(app, context);
+  await app.register(eventRoutes, { context });
 
   notAllowed.register();
   // `GET`/`HEAD /ping` answered before Fastify when nothing but the start-up settings decides the answer:

@@ -47,6 +47,11 @@ export interface ServerContext {
   submit: SubmitPrint;
 }
 
+/** What every route plugin is registered with (`app.register(plugin, { context })`). */
+export interface RouteOptions {
+  context: ServerContext;
+}
+
 /** A 200 JSON response documented as the anchor documents it. */
 export function ok<T extends TSchema>(schema: T) {
   return { description: 'successful operation', content: { 'application/json': { schema } } };

@@ -1,12 +1,13 @@
 /** `GET /events`: the live event stream (Server-Sent Events), resumable with `Last-Event-ID`. */
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { BadRequest } from '../../errors.js';
 import { EVENT_TYPES, type EventFilter, type EventType } from '../../events/events.js';
 import { EventStream } from '../../events/sse.js';
 import { Event, EventHistoryQuery, EventsHeaders, EventsQuery } from '../schemas/events.js';
 import { ref } from '../schemas/refs.js';
-import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+import { errorResponses, ok, type RouteOptions } from '../types.js';
 
 export interface EventStreamSettings {
   heartbeatMs: number;
@@ -20,11 +21,10 @@ export const DEFAULT_STREAM_SETTINGS: EventStreamSettings = {
   retryMs: 2_000,
 };
 
-export function eventRoutes(
-  app: TypedApp,
-  context: ServerContext,
-  settings: EventStreamSettings = DEFAULT_STREAM_SETTINGS,
-): void {
+export const eventRoutes: FastifyPluginAsyncTypebox<RouteOptions & { stream?: EventStreamSettings }> = async (
+  app,
+  { context, stream: settings = DEFAULT_STREAM_SETTINGS },
+) => {
   const streams = new Set<EventStream>();
   // Open streams would keep the server from closing.
   app.addHook('preClose', (done) => {
@@ -90,7 +90,7 @@ export function eventRoutes(
       return context.events.recent(filter, request.query.limit ?? 1000);
     },
   );
-}
+};
 
 function parseFilter(machineId: string | undefined, types: string | undefined): EventFilter {
   const filter: EventFilter = {};

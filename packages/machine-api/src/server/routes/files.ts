@@ -1,5 +1,6 @@
 /** `GET /files`, `POST /files/{name}/print`, `DELETE /files/{name}`: files a slicer uploaded for later. */
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ANONYMOUS } from '../../access/scopes.js';
 import { StoredFileInfo } from '../../octoprint/schemas.js';
@@ -7,13 +8,13 @@ import type { StoredFile } from '../../octoprint/stored-files.js';
 import { jobResponse } from '../convert.js';
 import { Job } from '../schemas/jobs.js';
 import { ref } from '../schemas/refs.js';
-import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+import { errorResponses, ok, type RouteOptions } from '../types.js';
 
 const FileNameParams = Type.Object({
   name: Type.String({ description: 'The stored name (`path/name.gcode`, URL-encoded: `%2F` for `/`).' }),
 });
 
-export function fileRoutes(app: TypedApp, context: ServerContext): void {
+export const fileRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   const { files } = context;
 
   app.get(
@@ -68,7 +69,7 @@ export function fileRoutes(app: TypedApp, context: ServerContext): void {
       return reply.code(204).send();
     },
   );
-}
+};
 
 function storedFileInfo(file: StoredFile) {
   return {

@@ -1,5 +1,6 @@
 /** `GET /jobs`, `GET|PATCH /jobs/{id}`, `POST /jobs/{id}/cancel`, `POST /jobs/{id}/requeue`. */
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { BadRequest } from '../../errors.js';
 import type { Job as JobRecord } from '../../jobs/job.js';
@@ -8,9 +9,9 @@ import { Job, JobIdParams, JobListQuery } from '../schemas/jobs.js';
 import { JobChange } from '../schemas/queue.js';
 import { ref, validationSchema } from '../schemas/refs.js';
 import { strictValidatorCompiler } from '../strict-validation.js';
-import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+import { errorResponses, ok, type RouteOptions } from '../types.js';
 
-export function jobRoutes(app: TypedApp, context: ServerContext): void {
+export const jobRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   const { jobs, queue } = context;
   const view = (job: JobRecord) =>
     jobResponse(job, { progress: jobs.progressOf(job), position: queue.positionOf(job.id) });
@@ -107,7 +108,7 @@ export function jobRoutes(app: TypedApp, context: ServerContext): void {
     },
     async (request) => view(await queue.requeue(request.params.id, request.actor ?? undefined)),
   );
-}
+};
 
 /** RFC 3339 date-time (with `T`, seconds and an offset) as the store's UTC ISO form; 400 naming `field` otherwise. */
 function instant(field: string, value: string | undefined): string | undefined {

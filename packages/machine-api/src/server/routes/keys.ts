@@ -1,11 +1,12 @@
 /** `GET /keys`, `POST /keys`, `DELETE /keys/{name}`: managing API keys over HTTP (`admin` scope). */
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiKey, CreatedApiKey, KeyNameParams, NewApiKey } from '../schemas/keys.js';
 import { ref } from '../schemas/refs.js';
-import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+import { errorResponses, ok, type RouteOptions } from '../types.js';
 
-export function keyRoutes(app: TypedApp, context: ServerContext): void {
+export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   const { keys } = context;
 
   app.get(
@@ -61,4 +62,4 @@ export function keyRoutes(app: TypedApp, context: ServerContext): void {
       return reply.code(204).send();
     },
   );
-}
+};

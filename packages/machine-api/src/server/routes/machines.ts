@@ -3,14 +3,15 @@
  * the bed confirmation `POST /machines/{id}/clear`.
  */
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { machineInfo } from '../convert.js';
 import { MachineListBody } from '../machine-list.js';
 import { MachineIdParams, MachineInfoResponse } from '../schemas/machines.js';
 import { ref } from '../schemas/refs.js';
-import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+import { errorResponses, ok, type RouteOptions } from '../types.js';
 
-export function machineRoutes(app: TypedApp, context: ServerContext): void {
+export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   const { machines, observer, jobs } = context;
   const list = new MachineListBody(machines, observer, jobs);
 
@@ -98,4 +99,4 @@ export function machineRoutes(app: TypedApp, context: ServerContext): void {
       },
     );
   }
-}
+};

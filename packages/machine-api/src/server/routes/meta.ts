@@ -1,14 +1,15 @@
 /** `GET /` (the OpenAPI document), `GET /ping` and `GET /metrics`. */
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Pong } from '../schemas/meta.js';
 import { ref } from '../schemas/refs.js';
-import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+import { errorResponses, ok, type RouteOptions } from '../types.js';
 
 /** The body of every `GET /ping` answer; the fast path (../ping-fast-path.ts) sends it too. */
 export const PONG = { message: 'pong' } as const;
 
-export function metaRoutes(app: TypedApp, context: ServerContext): void {
+export const metaRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   let documentText: string | undefined;
   app.get(
     '/',
@@ -61,4 +62,4 @@ export function metaRoutes(app: TypedApp, context: ServerContext): void {
       return reply.type(context.metrics.contentType).send(text);
     },
   );
-}
+};

@@ -1,5 +1,6 @@
 /** `POST /print`: a design and its `PrintParameters` in, a job that the machine has started out. */
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { BadRequest } from '../../errors.js';
 import { receivePrintForm } from '../multipart.js';
@@ -10,14 +11,14 @@ import {
 } from '../schemas/print.js';
 import { ref, validationSchema } from '../schemas/refs.js';
 import { strictValidator } from '../strict-validation.js';
-import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+import { errorResponses, ok, type RouteOptions } from '../types.js';
 
 /** What the request body is, for the OpenAPI document (the body is read as a stream, not validated whole). */
 const MultipartDesign = Type.Unsafe({ type: 'string', format: 'binary' });
 
 const paramsSchema = validationSchema(PrintParametersSchema);
 
-export function printRoutes(app: TypedApp, context: ServerContext): void {
+export const printRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   app.post(
     '/print',
     {
@@ -63,7 +64,7 @@ export function printRoutes(app: TypedApp, context: ServerContext): void {
       }
     },
   );
-}
+};
 
 /** The `params` part as JSON, validated against its schema (no coercion); `BadRequest` naming the field. */
 export function parseParamsPart(

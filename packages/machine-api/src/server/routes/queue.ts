@@ -1,5 +1,6 @@
 /** `POST /queue` (a design and constraints in, a waiting job out) and `GET /queue` (the waiting jobs in order). */
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { jobResponse } from '../convert.js';
 import { receivePrintForm } from '../multipart.js';
@@ -7,7 +8,7 @@ import { Job, QueueEntry } from '../schemas/jobs.js';
 import { QueueParameters } from '../schemas/queue.js';
 import { ref, validationSchema } from '../schemas/refs.js';
 import { strictValidator } from '../strict-validation.js';
-import { errorResponses, ok, type ServerContext, type TypedApp } from '../types.js';
+import { errorResponses, ok, type RouteOptions } from '../types.js';
 import { parseParamsPart } from './print.js';
 
 /** What the request body is, for the OpenAPI document (the body is read as a stream, not validated whole). */
@@ -15,7 +16,7 @@ const MultipartDesign = Type.Unsafe({ type: 'string', format: 'binary' });
 
 const paramsSchema = validationSchema(QueueParameters);
 
-export function queueRoutes(app: TypedApp, context: ServerContext): void {
+export const queueRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   const { queue, jobs } = context;
 
   app.post(
@@ -99,4 +100,4 @@ export function queueRoutes(app: TypedApp, context: ServerContext): void {
       }));
     },
   );
-}
+};

@@ -9,10 +9,15 @@ const forgeOnPostgres: TestProjectInlineConfiguration = {
   test: { name: 'forge-postgres', ...forgeTestSettings, env: { FORGE_TEST_STORE: 'postgres' } },
 };
 
+// The docs' examples and generated endpoint references (test/), checked against the built services.
+const docs: TestProjectInlineConfiguration = {
+  test: { name: 'docs', root: '.', include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 },
+};
+
 // One run over both services; each package keeps its own settings in its vitest.config.ts.
 export default defineConfig({
   test: {
-    projects: ['packages/*', ...(process.env.FORGE_TEST_DATABASE_URL ? [forgeOnPostgres] : [])],
+    projects: ['packages/*', docs, ...(process.env.FORGE_TEST_DATABASE_URL ? [forgeOnPostgres] : [])],
     reporters: ['default', './scripts/summary-reporter.ts'],
   },
 });

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ReadlineParser, SerialPort } from 'serialport';
+import { openSerialPort, ReadlineParser, type SerialPortStream } from '../../src/machines/usb/serial-port.js';
 
 export interface MarlinSimOptions {
   firmwareName?: string;
@@ -39,7 +39,7 @@ export class MarlinSim {
   readonly hostPath: string;
   private readonly printerPath: string;
   private socat: ChildProcess | null = null;
-  private port: SerialPort | null = null;
+  private port: SerialPortStream | null = null;
   private lastLine = 0;
   private halted = false;
   private readonly corruptions = new Set<number>();
@@ -94,8 +94,7 @@ export class MarlinSim {
     }
     this.lastLine = 0;
     this.halted = false;
-    const port = new SerialPort({ path: this.printerPath, baudRate: 115_200, autoOpen: false });
-    await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
+    const port = await openSerialPort(this.printerPath, 115_200);
     port.on('error', () => undefined);
     port
       .pipe(new ReadlineParser({ delimiter: '\n', encoding: 'latin1' }))

@@ -8,9 +8,9 @@
  */
 
 import type { Logger } from 'pino';
-import type { ReadlineParser, SerialPort } from 'serialport';
 import type { Temperature } from '../machine.js';
 import { type FirmwareMessage, frameLine, parseFirmwareLine } from './marlin-protocol.js';
+import type { ReadlineParser, SerialPortStream } from './serial-port.js';
 import { serialportLibrary } from './serialport-library.js';
 
 /** Why a command could not be completed. */
@@ -92,7 +92,7 @@ export class MarlinConnection {
   private listener: ConnectionListener | null = null;
 
   private constructor(
-    private readonly port: SerialPort,
+    private readonly port: SerialPortStream,
     private readonly logger: Logger,
     private readonly timings: ConnectionTimings,
   ) {}
@@ -104,9 +104,8 @@ export class MarlinConnection {
     logger: Logger,
     timings: ConnectionTimings,
   ): Promise<MarlinConnection> {
-    const { SerialPort, ReadlineParser } = await serialportLibrary.get();
-    const port = new SerialPort({ path, baudRate, autoOpen: false });
-    await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
+    const { openSerialPort, ReadlineParser } = await serialportLibrary.get();
+    const port = await openSerialPort(path, baudRate);
     const connection = new MarlinConnection(port, logger, timings);
     connection.attach(new ReadlineParser({ delimiter: '\n', encoding: 'latin1' }));
     try {

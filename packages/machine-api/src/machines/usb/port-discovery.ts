@@ -51,7 +51,7 @@ export function portMatches(criteria: PortCriteria, port: SerialPortInfo): boole
 
 /** Ports as the `serialport` package enumerates them (udev on Linux). */
 export const listSerialPorts: PortLister = async () =>
-  (await (await serialportLibrary.get()).SerialPort.list()).map((port) => ({
+  (await (await serialportLibrary.get()).listSerialPorts()).map((port) => ({
     path: port.path,
     vendorId: parseHexId(port.vendorId),
     productId: parseHexId(port.productId),

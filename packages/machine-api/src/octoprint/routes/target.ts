@@ -1,0 +1,57 @@
+/** What the OctoPrint routes share: the target of a request, its status, and the operation schema. */
+
+import { type TSchema, Type } from 'typebox';
+import type { MachineStatus } from '../../machines/machine.js';
+import type { MachineRegistry } from '../../machines/registry.js';
+import { errorResponses, ok } from '../../server/types.js';
+import { type OctoPrintTarget, parseTarget } from '../base-url.js';
+import type { StoredFiles, SubmitPrint } from '../stored-files.js';
+
+export interface OctoPrintContext {
+  machines: MachineRegistry;
+  statusTimeoutMs: number;
+  files: StoredFiles;
+  submit: SubmitPrint;
+  uploadDir: string;
+  maxUploadBytes: number;
+  version: string;
+}
+
+export const TargetParams = Type.Object({
+  target: Type.String({
+    description: 'A machine id, or `queue` for the farm queue (constraints in the query).',
+  }),
+});
+
+/** The schema of an OctoPrint operation answering `response` with 200. */
+export function schema<T extends TSchema>(operationId: string, summary: string, response: T) {
+  return {
+    operationId,
+    summary,
+    tags: ['octoprint'],
+    params: TargetParams,
+    response: { 200: ok(response), ...errorResponses },
+  };
+}
+
+/** The target of the request; 404 for a machine that is not configured. */
+export function targetOf(
+  machines: MachineRegistry,
+  params: { target: string },
+  query: unknown,
+): OctoPrintTarget {
+  const target = parseTarget(params.target, (query ?? {}) as Record<string, unknown>);
+  if (target.kind === 'machine') machines.require(target.machineId);
+  return target;
+}
+
+/** The status of the target machine; null for the queue. */
+export async function statusOf(
+  context: OctoPrintContext,
+  target: OctoPrintTarget,
+): Promise<MachineStatus | null> {
+  const { machines } = context;
+  if (target.kind !== 'machine') return null;
+  const [status] = await machines.statuses([machines.require(target.machineId)], context.statusTimeoutMs);
+  return status ?? null;
+}

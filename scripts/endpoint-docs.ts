@@ -125,7 +125,7 @@ export function renderEndpoints(page: EndpointPage, document: ApiDocument): stri
   const table = (rows: string[][]) => [
     `| ${header.join(' | ')} |`,
     `|${' --- |'.repeat(header.length)}`,
-    ...rows.map((row) => `| ${(withWhat ? row : [row[0], ...row.slice(2)]).map(cell).join(' | ')} |`),
+    ...rows.map((row) => `| ${(withWhat ? row : [row[0] ?? '', ...row.slice(2)]).map(cell).join(' | ')} |`),
   ];
   const base = document.basePath ? ` Paths are relative to \`${document.basePath}\`.` : '';
   const lines = [

@@ -40,6 +40,11 @@ export class NotFound extends ForgeError {
   }
 }
 
+/** 404 rendered as `{message, url}` without `errors` (Gitea's `APIError(404, err)`). */
+export class NotFoundMessage extends ForgeError {
+  readonly status = 404;
+}
+
 /** 405: the operation does not apply to this kind of target. */
 export class MethodNotAllowed extends ForgeError {
   readonly status = 405;
@@ -58,6 +63,11 @@ export class PayloadTooLarge extends ForgeError {
 /** 422: invalid input or a state that forbids the change. */
 export class Invalid extends ForgeError {
   readonly status = 422;
+}
+
+/** 423: the repository is archived (Gitea's repoArchivedError). */
+export class Locked extends ForgeError {
+  readonly status = 423;
 }
 
 /** 500 with a message shown only to site admins. */

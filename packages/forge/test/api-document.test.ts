@@ -45,7 +45,11 @@ const KNOWN = {
    */
   undeclaredFields: new Set(['User.username', 'EditUserOption.keep_email_private']),
   /** Operations answering a file stream: Gitea documents 200 without a schema, the route declares none. */
-  binaryResponses: new Set(['get /repos/{owner}/{repo}/archive/{archive}']),
+  binaryResponses: new Set([
+    'get /repos/{owner}/{repo}/archive/{archive}',
+    'get /repos/{owner}/{repo}/raw/{filepath}',
+    'get /repos/{owner}/{repo}/media/{filepath}',
+  ]),
 };
 
 let forge: TestForge;

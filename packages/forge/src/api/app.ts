@@ -25,6 +25,8 @@ import { recordApiRoutes } from './api-document.js';
 import { apiDocumentRoutes } from './api-document-routes.js';
 import { archiveApiRoutes } from './archives.js';
 import { commitRoutes } from './commits.js';
+import { contentsReadRoutes } from './contents.js';
+import { contentsWriteRoutes } from './contents-writes.js';
 import { installErrorMapper } from './errors.js';
 import { gitHttpRoutes } from './git-http.js';
 import { installInputGuards } from './input-guards.js';
@@ -151,6 +153,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(repoListingRoutes, api);
   await app.register(repoRoutes, api);
   await app.register(commitRoutes, api);
+  await app.register(contentsReadRoutes, api);
+  await app.register(contentsWriteRoutes, api);
   await app.register(releaseRoutes, api);
   await app.register(releaseAssetRoutes, api);
   await app.register(archiveApiRoutes, api);

@@ -5,26 +5,13 @@ import { listRefs } from '../git/repository.js';
 import { nowUnix } from '../services/context.js';
 import { diffRefs, syncAfterPush } from '../services/push-sync.js';
 import type { RepoContext } from '../services/repo-context.js';
+import { serialiseRepoWrite } from '../services/repo-write-queue.js';
 import { loadRepoContext, repositoriesRoot } from '../services/repos.js';
 import { UnitType } from '../services/units.js';
 import type { ApiRouteOptions } from './route-options.js';
 
 /** The smart-HTTP endpoints `git http-backend` serves (the dumb protocol is not offered). */
 const SMART_PATHS = new Set(['info/refs', 'git-upload-pack', 'git-receive-pack']);
-
-/** Pushes to one repository run one at a time, so each push's before/after ref snapshots are its own. */
-const pushQueues = new Map<number, Promise<unknown>>();
-
-function serialisePush<T>(repoId: number, work: () => Promise<T>): Promise<T> {
-  const previous = pushQueues.get(repoId) ?? Promise.resolve();
-  const next = previous.then(work, work);
-  const tail = next.catch(() => undefined);
-  pushQueues.set(repoId, tail);
-  void tail.then(() => {
-    if (pushQueues.get(repoId) === tail) pushQueues.delete(repoId);
-  });
-  return next;
-}
 
 function challenge(reply: FastifyReply, message: string): Unauthorized {
   reply.header('WWW-Authenticate', 'Basic realm="Gitea"');
@@ -119,7 +106,7 @@ export const gitHttpRoutes: FastifyPluginAsync<ApiRouteOptions> = async (app, { 
         );
       };
       try {
-        await (servicePath === 'git-receive-pack' ? serialisePush(repo.repo.id, run) : run());
+        await (servicePath === 'git-receive-pack' ? serialiseRepoWrite(repo.repo.id, run) : run());
       } catch (error) {
         request.log.error({ err: error }, 'git http-backend failed');
         if (!reply.raw.headersSent) {

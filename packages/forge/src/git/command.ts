@@ -53,7 +53,16 @@ export function gitBaseEnv(): NodeJS.ProcessEnv {
 }
 
 /** Runs `git <args>` without a shell, collecting bounded stdout; rejects with GitCommandError on failure. */
-export function runGit(args: readonly string[], options: GitRunOptions = {}): Promise<GitResult> {
+export async function runGit(args: readonly string[], options: GitRunOptions = {}): Promise<GitResult> {
+  const result = await runGitBytes(args, options);
+  return { stdout: result.stdout.toString('utf8'), exitCode: result.exitCode };
+}
+
+/** `runGit` with stdout as bytes (blob contents are not text). */
+export function runGitBytes(
+  args: readonly string[],
+  options: GitRunOptions = {},
+): Promise<{ stdout: Buffer; exitCode: number }> {
   const fullArgs = options.gitDir ? ['--git-dir', options.gitDir, ...args] : [...args];
   const maxOutput = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   return new Promise((resolve, reject) => {
@@ -88,7 +97,7 @@ export function runGit(args: readonly string[], options: GitRunOptions = {}): Pr
       }
       const exitCode = code ?? -1;
       if (exitCode === 0 || options.okExitCodes?.includes(exitCode)) {
-        resolve({ stdout: Buffer.concat(chunks).toString('utf8'), exitCode });
+        resolve({ stdout: Buffer.concat(chunks), exitCode });
         return;
       }
       reject(new GitCommandError(args, code, stderr, signal ? `killed by ${signal}` : undefined));
@@ -97,4 +106,24 @@ export function runGit(args: readonly string[], options: GitRunOptions = {}): Pr
     child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
+}
+
+/**
+ * Runs `git <args>` and hands back its stdout as a stream (large blobs are sent, not buffered). The
+ * child is killed when the stream is destroyed early; a failing git ends the stream with an error.
+ */
+export function streamGit(args: readonly string[], options: { gitDir: string }): NodeJS.ReadableStream {
+  const child = spawn('git', ['--git-dir', options.gitDir, ...args], {
+    env: gitBaseEnv(),
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const out = child.stdout;
+  out.on('close', () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  child.on('error', (error) => out.destroy(error));
+  child.on('close', (code) => {
+    if (code !== 0 && code !== null) out.destroy(new GitCommandError(args, code, ''));
+  });
+  return out;
 }

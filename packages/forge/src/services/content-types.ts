@@ -10,7 +10,7 @@ import { fileTypeFromBuffer } from 'file-type';
 export const SNIFF_BYTES = 1024;
 
 export const OCTET_STREAM = 'application/octet-stream';
-const TEXT_PLAIN = 'text/plain; charset=utf-8';
+export const TEXT_PLAIN = 'text/plain; charset=utf-8';
 
 /** Bytes that Go's `http.DetectContentType` treats as binary (the WHATWG "binary data byte" set). */
 function looksLikeText(head: Uint8Array): boolean {

@@ -14,10 +14,36 @@ const docs: TestProjectInlineConfiguration = {
   test: { name: 'docs', root: '.', include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 },
 };
 
+// The forge suites whose answers forge may keep run once more with every response cache switched off
+// (FORGE_CACHE=off, config.ts), so the cached and uncached paths cannot drift apart. SQLite only: the
+// uncached path is the same code on both stores.
+const forgeWithoutCaches: TestProjectInlineConfiguration = {
+  root: './packages/forge',
+  test: {
+    name: 'forge-nocache',
+    ...forgeTestSettings,
+    include: [
+      'test/read-cache.test.ts',
+      'test/fresh-reads.test.ts',
+      'test/auth.test.ts',
+      'test/users.test.ts',
+      'test/releases.test.ts',
+      'test/activity-cache.test.ts',
+      'test/avatars.test.ts',
+    ],
+    env: { FORGE_CACHE: 'off' },
+  },
+};
+
 // One run over both services; each package keeps its own settings in its vitest.config.ts.
 export default defineConfig({
   test: {
-    projects: ['packages/*', docs, ...(process.env.FORGE_TEST_DATABASE_URL ? [forgeOnPostgres] : [])],
+    projects: [
+      'packages/*',
+      docs,
+      forgeWithoutCaches,
+      ...(process.env.FORGE_TEST_DATABASE_URL ? [forgeOnPostgres] : []),
+    ],
     reporters: ['default', './scripts/summary-reporter.ts'],
   },
 });

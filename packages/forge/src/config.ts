@@ -57,6 +57,15 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    cache: Type.Optional(
+      Type.Object(
+        {
+          /** Every response cache (kept answers, token lookups, heatmaps, identicons); see cache/read-view.ts. */
+          enabled: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     oauth2: Type.Optional(
       Type.Object(
         {
@@ -90,6 +99,8 @@ export interface ForgeConfig {
   attachment: { enabled: boolean; maxSizeBytes: number; allowedTypes: string };
   /** Gitea's [oauth2]: access-token lifetime in seconds, refresh-token lifetime in hours. */
   oauth2: { enabled: boolean; accessTokenExpirationTime: number; refreshTokenExpirationTime: number };
+  /** The one switch of every response cache (`[cache] enabled`, FORGE_CACHE=on|off). */
+  cache: { enabled: boolean };
 }
 
 export interface ConfigSources {
@@ -98,7 +109,7 @@ export interface ConfigSources {
   appUrl?: string;
   configFile?: string;
   databaseUrl?: string;
-  /** The process environment (only FORGE_DATABASE_URL is read). */
+  /** The process environment (FORGE_DATABASE_URL, FORGE_CACHE and LOG_LEVEL are read). */
   env?: Record<string, string | undefined>;
 }
 
@@ -126,7 +137,15 @@ export function readConfigFile(path: string): ConfigFile {
   return raw as ConfigFile;
 }
 
-/** Merges defaults < config file < FORGE_DATABASE_URL < command-line flags into one typed config. */
+/** FORGE_CACHE: `on` or `off` overrides `[cache] enabled` (tests run the suites both ways). */
+function cacheSwitch(env: Record<string, string | undefined> | undefined): boolean | undefined {
+  const value = env?.FORGE_CACHE;
+  if (value === undefined || value === '') return undefined;
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new Error(`FORGE_CACHE: expected "on" or "off", got "${value}"`);
+}
+
+/** Merges defaults < config file < environment < command-line flags into one typed config. */
 export function loadConfig(sources: ConfigSources): ForgeConfig {
   const file = sources.configFile ? readConfigFile(sources.configFile) : {};
   const bindText = sources.bind ?? file.bind ?? '127.0.0.1:3000';
@@ -174,5 +193,6 @@ export function loadConfig(sources: ConfigSources): ForgeConfig {
       accessTokenExpirationTime: file.oauth2?.access_token_expiration_time ?? 3600,
       refreshTokenExpirationTime: file.oauth2?.refresh_token_expiration_time ?? 730,
     },
+    cache: { enabled: cacheSwitch(sources.env) ?? file.cache?.enabled ?? true },
   };
 }

@@ -1,4 +1,4 @@
-// The heatmap keeps its answers (services/activity-cache.ts) while the activity generations that
+// The heatmap keeps its answers (cache/heatmap-cache.ts) while the activity generations that
 // database triggers bump (migration 012) stay the same. These tests fill the cache with a request, change
 // what the answer depends on (over HTTP where the API can, on the database where only an operator or
 // another process can), then ask again: the answer must be that of the rows now, never the kept one.

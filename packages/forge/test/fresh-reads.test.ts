@@ -1,6 +1,6 @@
 // Read-after-write over HTTP with readers racing the writes (issue 35): every read sent after a
 // write's answer arrived reflects the write, whatever the caller's credential. The answers read here
-// are the ones forge keeps (services/read-cache.ts); with caches off (FORGE_CACHE=off) the same checks
+// are the ones forge keeps (cache/read-view.ts); with caches off (FORGE_CACHE=off) the same checks
 // run against the uncached path.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestForge, type TestForge, type TestUser } from './harness.js';

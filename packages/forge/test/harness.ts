@@ -137,7 +137,8 @@ export async function startTestForge(options: StartTestForgeOptions = {}): Promi
     dataDir,
     configFile,
     databaseUrl: database.url,
-    env: {},
+    // The `forge-nocache` project runs suites with FORGE_CACHE=off (every response cache off).
+    env: { FORGE_CACHE: process.env.FORGE_CACHE },
   });
   const printed: string[] = [];
   let forge: RunningForge;

@@ -1,4 +1,4 @@
-// Token lookups and the hot GET answers are kept while the database is unchanged (services/read-cache.ts;
+// Token lookups and the hot GET answers are kept while the database is unchanged (cache/read-view.ts;
 // on SQLite and PostgreSQL alike, each with its own change stamp). Each test asks twice so the second answer
 // comes from the cache, changes what the answer depends on — over HTTP, or on a second database
 // connection as `forge admin` or another process would — and asks again: the answer must be that of

@@ -1,9 +1,9 @@
-// PostgreSQL's change stamp is shared by concurrent readers (src/store/shared-stamp-read.ts). What makes
-// a kept answer safe to replay is that the stamp a request trusts was read after the request arrived: a
+// PostgreSQL's change stamp is shared by concurrent readers (src/cache/shared-stamp-read.ts). What makes
+// a kept answer safe to serve is that the stamp a request trusts was read after the request arrived: a
 // query already in flight may predate a commit the client has seen. These tests drive the sharing with
 // queries whose answers the test releases one by one.
 import { describe, expect, it } from 'vitest';
-import { SharedStampRead } from '../src/store/shared-stamp-read.js';
+import { SharedStampRead } from '../src/cache/shared-stamp-read.js';
 
 /** A stand-in for the stamp query: each call is recorded and answered when the test says so. */
 function controlledQuery() {

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyBaseLogger,
@@ -10,11 +9,11 @@ import { applySudo, assertAccountMayUseApi, authenticate } from '../auth/chain.j
 import { ANONYMOUS, type AuthInfo, type SignatureVerifier } from '../auth/context.js';
 import { checkSignedBodyDigest, createSignatureVerifier } from '../auth/httpsig-auth.js';
 import { createOAuthTokenVerifier, type OAuthTokenVerifier } from '../auth/oauth2.js';
+import { openReadView } from '../cache/read-view.js';
 import { lazyRequestLogger, redactingLogger, redactUrl } from '../log.js';
 import { oauthRoutes } from '../oauth/routes.js';
 import { loadSigningKey } from '../oauth/signing-key.js';
 import type { ServiceContext } from '../services/context.js';
-import { openReadView } from '../services/read-cache.js';
 import { PARAM_TYPE_KEYWORD } from '../structs/query.js';
 import { archiveRoutes } from '../web/archives.js';
 import { avatarRoutes } from '../web/avatars.js';
@@ -34,7 +33,6 @@ import { oauth2AppsRoutes } from './oauth2-apps.js';
 import { orgsRoutes } from './orgs.js';
 import { releaseAssetRoutes } from './release-assets.js';
 import { releaseRoutes } from './releases.js';
-import { type ReplayState, replayServerFactory } from './replay.js';
 import { repoListingRoutes } from './repo-listings.js';
 import { repoTeamRoutes } from './repo-teams.js';
 import { repoRoutes } from './repos.js';
@@ -59,13 +57,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { ctx } = options;
   const logger = redactingLogger(options.logger);
   const debug = ['debug', 'trace'].includes(logger.level);
-  const replay: ReplayState = { closing: false, replayed: 0 };
-  // Kept answers are replayed in front of Fastify (api/replay.ts), unless debug logging writes an access
-  // line per request, or the bind host is a name: Fastify then also listens on the name's other
-  // addresses, which it only does for servers it creates itself.
-  const replaying = !debug && isIP(ctx.config.bind.host) !== 0;
   const app = Fastify({
-    ...(replaying ? { serverFactory: replayServerFactory(ctx, replay) } : {}),
     loggerInstance: logger,
     // Two info lines per request cost a large share of throughput: requests are logged at debug level.
     logController: new LogController({ disableRequestLogging: true }),
@@ -97,15 +89,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       done();
     });
   }
-  if (replaying) {
-    // Fastify answers 503 from the moment close() is called; nothing is replayed from then on either.
-    const close = app.close;
-    app.close = function (this: typeof app, ...args: unknown[]) {
-      replay.closing = true;
-      return (close as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof app.close;
-  }
-  app.decorate('replay', replay);
   app.decorateRequest('auth', null as unknown as AuthInfo);
   app.decorateRequest('readView', undefined);
   installErrorMapper(app, () => `${ctx.config.appUrl}api/swagger`);

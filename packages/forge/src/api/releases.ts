@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { requireUser } from '../auth/guards.js';
+import { keptAnswers } from '../cache/kept-answers.js';
 import { toAttachment } from '../convert/attachment.js';
 import { toRelease } from '../convert/release.js';
 import { toUser } from '../convert/user.js';
@@ -27,7 +28,6 @@ import {
 } from '../structs/release.js';
 import { NoContentSchema } from '../structs/responses.js';
 import type { User } from '../structs/user.js';
-import { keptAnswers } from './kept-answers.js';
 import { pageOf, setListHeaders } from './pagination.js';
 import { requireRepoReader, requireRepoWriter, useRepoAssignment } from './repo-assignment.js';
 import type { ApiRouteOptions } from './route-options.js';

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { PathUser } from '../auth/context.js';
 import { requireScopes } from '../auth/guards.js';
+import { keptAnswers } from '../cache/kept-answers.js';
 import { toActivity } from '../convert/activity.js';
 import { toRepositoryView } from '../convert/repository.js';
 import { toUser } from '../convert/user.js';
@@ -18,7 +19,6 @@ import {
   UserSearchQuerySchema,
   UserSearchResultSchema,
 } from '../structs/user.js';
-import { keptAnswers } from './kept-answers.js';
 import { pageOf, setListHeaders } from './pagination.js';
 import type { ApiRouteOptions } from './route-options.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isCleanText } from '../api/input-guards.js';
+import type { ReadView } from '../cache/read-view.js';
 import { ForbiddenBare, NotFound, Unauthorized } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
-import type { ReadView } from '../services/read-cache.js';
 import { resolveAccessToken } from '../services/tokens.js';
 import { passwordChangeHint, signInWithPassword } from '../services/users.js';
 import type { UserRow } from '../store/schema.js';
@@ -54,7 +54,6 @@ function tokenAuth(hit: { token: TokenCredential; user: UserRow }, isBasic: bool
     scopeText: hit.token.scope,
     publicOnly: scope.publicOnly,
     isBasic,
-    tokenUpdatedUnix: hit.token.updated_unix,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { ReadView } from '../services/read-cache.js';
+import type { ReadView } from '../cache/read-view.js';
 import type { UserRow } from '../store/schema.js';
 import type { TokenScope } from './scopes.js';
 
@@ -18,11 +18,6 @@ export interface AuthInfo {
   publicOnly: boolean;
   /** Credentials came in an HTTP Basic header (password or token), as Gitea's `IsBasicAuth`. */
   isBasic: boolean;
-  /**
-   * A personal access token's `updated_unix` as read: the token is touched again once a minute of use
-   * (services/tokens.ts), so a replayed answer (api/replay.ts) is only valid until then.
-   */
-  tokenUpdatedUnix?: number;
 }
 
 /** Resolves the user of an HTTP-signature request (public key or SSH certificate), or null when it fails. */
@@ -44,7 +39,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The user named by the route's `pathUser` parameter, when the route declares one. */
     pathUser?: PathUser;
-    /** This request's use of the read cache (services/read-cache.ts), set before authentication. */
+    /** This request's use of the read cache (cache/read-view.ts), opened before authentication. */
     readView?: ReadView;
   }
 }

@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * Access-token scopes exactly as Gitea's `models/auth/access_token_scope.go`: nine categories, `read:` and
  * `write:` levels (write implies read), `all` (every write) and the independent `public-only` flag.
@@ -22,8 +24,8 @@ const ALL = 'all';
 const CANONICAL_ORDER = [PUBLIC_ONLY, ...SCOPE_CATEGORIES.flatMap((c) => [`write:${c}`, `read:${c}`])];
 const ALL_WRITES = SCOPE_CATEGORIES.map((c) => `write:${c}`).join(',');
 
-const PARSED_SCOPES_LIMIT = 256;
-const parsedScopes = new Map<string, TokenScope>();
+// Tokens share few distinct scopes; the bound only keeps odd inputs from growing the memo.
+const parsedScopes = new LRUCache<string, TokenScope>({ max: 256 });
 
 /** A parsed scope: the granted level per category plus the public-only flag. */
 export class TokenScope {
@@ -41,8 +43,6 @@ export class TokenScope {
     let parsed = parsedScopes.get(scope);
     if (!parsed) {
       parsed = TokenScope.parseText(scope);
-      // Tokens share few distinct scopes; the bound only keeps odd inputs from growing the map.
-      if (parsedScopes.size >= PARSED_SCOPES_LIMIT) parsedScopes.clear();
       parsedScopes.set(scope, parsed);
     }
     return parsed;

@@ -1,3 +1,4 @@
+import { heatmapCache } from '../cache/heatmap-cache.js';
 import { heatmapJson } from '../convert/heatmap.js';
 import {
   type ActionViewer,
@@ -9,7 +10,6 @@ import {
   listFeed,
 } from '../store/actions.js';
 import { type ActionRow, type UserRow, UserType } from '../store/schema.js';
-import { heatmapCache } from './activity-cache.js';
 import { nowUnix, type ServiceContext } from './context.js';
 import { type RepositoryView, repositoryViewsById } from './repo-views.js';
 import { usersForRows } from './users.js';
@@ -90,7 +90,7 @@ const EMPTY_HEATMAP = Buffer.from('[]');
  * buckets (an organization counts every row of its feed); empty when activity is private to the viewer.
  * Answers the JSON text (`HeatmapSchema`). The buckets wholly inside the window come from the heatmap
  * cache while the activity generations and the window's first whole bucket are those it was built
- * under (see activity-cache.ts); the bucket the window starts inside is counted on every request.
+ * under (see cache/heatmap-cache.ts); the bucket the window starts inside is counted on every request.
  */
 export async function userHeatmapJson(
   ctx: ServiceContext,
@@ -106,7 +106,7 @@ export async function userHeatmapJson(
     viewer: viewerFilter(target, viewer),
   };
   const window = heatmapWindow(filter.since);
-  const cache = heatmapCache(ctx.db);
+  const cache = heatmapCache(ctx.db, ctx.config);
   // Everything the viewer conditions depend on besides the generations' tables: who reads, as what.
   const key = filter.viewer
     ? `${target.id}:${target.type}:${filter.viewer.viewerId ?? ''}:${filter.viewer.restricted ? 'r' : ''}`

@@ -1,6 +1,7 @@
 import type { PathUser } from '../auth/context.js';
 import { TokenScope } from '../auth/scopes.js';
 import { generateToken, tokenMatches } from '../auth/secrets.js';
+import { NO_READ_CACHE, type ReadView } from '../cache/read-view.js';
 import { BadRequest, Invalid, NotFound } from '../errors.js';
 import type { AccessTokenRow, UserRow } from '../store/schema.js';
 import {
@@ -15,7 +16,6 @@ import {
   touchToken,
 } from '../store/tokens.js';
 import { nowUnix, type ServiceContext } from './context.js';
-import { NO_READ_CACHE, type ReadView } from './read-cache.js';
 
 /** Creates a personal access token; the plain token is returned once and never stored. */
 export async function createAccessToken(
@@ -75,13 +75,13 @@ export async function deleteAccessToken(
 }
 
 const TOKEN_SHAPE = /^[0-9a-f]{40}$/;
-/** A used token's `updated_unix` is bumped when it is at least this old (a write; see api/replay.ts). */
+/** A used token's `updated_unix` is bumped when it is at least this old (a write: the request then keeps nothing, cache/read-view.ts). */
 export const TOKEN_TOUCH_SECONDS = 60;
 
 /**
  * The token and its owner for a presented token, or null when it is unknown or malformed. With
  * `pathUser`, that user is read in the same statement and stored in it (not when the hit was kept).
- * A hit is kept in the read cache while the database is unchanged (read-cache.ts): a revoked token, a
+ * A hit is kept in the read cache while the database is unchanged (cache/read-view.ts): a revoked token, a
  * deleted or changed owner or a changed scope changes the database, so the next use reads it again.
  */
 export async function resolveAccessToken(

@@ -1,13 +1,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
-import { SharedStampRead } from './shared-stamp-read.js';
 
 /**
  * A SQLite database's change stamp: `PRAGMA data_version` (moves when another connection, in any
  * process, commits; not for this connection's own commits) and `total_changes()` (every row this
  * connection inserted, updated or deleted, rows changed by triggers and foreign key actions included).
- * Equal stamps on one connection mean no data changed in between. See services/read-cache.ts.
+ * Equal stamps on one connection mean no data changed in between. See cache/read-view.ts.
  */
 const STAMP_SQL = "SELECT data_version || ':' || total_changes() AS stamp FROM pragma_data_version";
 
@@ -16,8 +15,8 @@ interface StampReader {
   direct(): string | undefined;
   /** The same statement queued behind Kysely's other statements (after an open transaction ends). */
   queued: CompiledQuery<{ stamp: string }>;
-  /** PostgreSQL: round trips shared by concurrent readers (store/shared-stamp-read.ts). */
-  shared?: SharedStampRead;
+  /** PostgreSQL: every read is a round trip (cache/stamp.ts shares them between concurrent readers). */
+  roundTrip: boolean;
 }
 
 const readers = new WeakMap<Kysely<Database>, StampReader>();
@@ -46,6 +45,7 @@ export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqli
       }
     },
     queued: sql<{ stamp: string }>`${sql.raw(STAMP_SQL)}`.compile(db),
+    roundTrip: false,
   });
 }
 
@@ -59,11 +59,7 @@ export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqli
  */
 export function registerPostgresStamp(db: Kysely<Database>): void {
   const queued = sql<{ stamp: string }>`SELECT pg_current_snapshot()::text AS stamp`.compile(db);
-  readers.set(db, {
-    direct: () => undefined,
-    queued,
-    shared: new SharedStampRead(async () => (await db.executeQuery(queued)).rows[0]!.stamp),
-  });
+  readers.set(db, { direct: () => undefined, queued, roundTrip: true });
 }
 
 /** The change stamp of a handle opened by openDatabase; undefined for any other handle. */
@@ -72,7 +68,6 @@ export async function readChangeStamp(db: Kysely<Database>): Promise<string | un
   if (!reader) return undefined;
   const stamp = reader.direct();
   if (stamp !== undefined) return stamp;
-  if (reader.shared) return reader.shared.read();
   const { rows } = await db.executeQuery(reader.queued);
   return rows[0]!.stamp;
 }
@@ -90,7 +85,12 @@ export function hasDirectChangeStamp(db: Kysely<Database>): boolean {
   return directReaders.has(db);
 }
 
-/** Whether `db` is a SQLite handle with a change stamp (opened by openDatabase). */
+/** Whether every read of `db`'s stamp is a round trip to the server (PostgreSQL). */
+export function isRoundTripChangeStamp(db: Kysely<Database>): boolean {
+  return readers.get(db)?.roundTrip === true;
+}
+
+/** Whether `db` is a handle with a change stamp (opened by openDatabase). */
 export function hasChangeStamp(db: Kysely<Database>): boolean {
   return readers.has(db);
 }

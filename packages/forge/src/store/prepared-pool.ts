@@ -1,6 +1,5 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
-import { queryDescribedOnce, type RowShapes } from './described-once-query.js';
 
 /** Statement names handed out so far, by SQL text; shared by every connection of the process. */
 interface StatementNames {
@@ -22,7 +21,8 @@ function isStalePlan(error: unknown): boolean {
  * pg's pool as Kysely's, running each of the first `capacity` distinct DML texts as a named prepared
  * statement: a connection parses and plans such a text once and afterwards sends only Bind/Execute, so
  * the backend skips parse analysis and (once PostgreSQL settles on a generic plan) planning on every
- * later run, and describes the statement's rows only once (see queryDescribedOnce). Kysely emits the
+ * later run. The statement is named through pg's public query config (`name`); pg remembers which
+ * names a connection prepared and sends Parse only the first time. Kysely emits the
  * same text for the same query shape, so the hot statements of a process are a few dozen; texts beyond
  * `capacity` run unnamed, which bounds the statements a connection keeps.
  */
@@ -57,14 +57,12 @@ function wrapClient(client: pg.PoolClient, names: StatementNames): PostgresPoolC
   // Set once a prepared statement of this connection went stale: the pool then closes the connection
   // on release (its statements go with it) and a fresh one prepares against the current schema.
   let stale = false;
-  // The row shapes of the statements this connection prepared (see queryDescribedOnce).
-  const shapes: RowShapes = new Map();
   const query = async (text: string, parameters: ReadonlyArray<unknown>) => {
     const values = [...parameters];
     const name = statementName(names, text);
     if (name === undefined) return client.query(text, values);
     try {
-      return await queryDescribedOnce(client, shapes, name, text, values);
+      return await client.query({ name, text, values });
     } catch (error) {
       if (!isStalePlan(error)) throw error;
       stale = true;

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryDescribedOnce, type RowShapes } from '../../src/store/described-once-query.js';
 import { createPostgresDatabase, type TestDatabase } from '../test-database.js';
 import { type ForgeProcess, spawnForge } from './forge-process.js';
 
@@ -46,30 +45,5 @@ describe('prepared statements on PostgreSQL', () => {
     }
     expect(await getAdmin()).toEqual(before);
     expect(await getAdmin()).toEqual(before);
-  });
-});
-
-describe('a named statement described once per connection', () => {
-  it("reads its later rows with the first run's row shape, types parsed as pg parses them", async () => {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      const shapes: RowShapes = new Map();
-      const text = 'SELECT $1::int4 AS n, $2::text AS s, $3::bool AS b, NULL::int4 AS missing';
-      const run = (n: number, s: string, b: boolean) =>
-        queryDescribedOnce(client, shapes, 'described_once_test', text, [n, s, b]);
-      const first = await run(1, 'one', true);
-      // With the pg the lockfile pins, the first run records the shape; if an upgrade moved pg's
-      // internals this fails here, and every statement would take pg's own slower path.
-      expect(shapes.has('described_once_test')).toBe(true);
-      const second = await run(2, 'two', false);
-      expect(first.rows).toEqual([{ n: 1, s: 'one', b: true, missing: null }]);
-      expect(second.rows).toEqual([{ n: 2, s: 'two', b: false, missing: null }]);
-      expect(second.fields.map((field) => field.name)).toEqual(['n', 's', 'b', 'missing']);
-      await expect(run(Number.NaN, 'x', true)).rejects.toThrow(/invalid input syntax/);
-      expect((await run(3, 'three', true)).rows).toEqual([{ n: 3, s: 'three', b: true, missing: null }]);
-    } finally {
-      await client.end();
-    }
   });
 });

@@ -3,7 +3,7 @@ import type { DialectName } from '../dialect.js';
 
 /**
  * Generation numbers that say when an answer built from the activity tables may have changed, so a
- * process can keep an answer (the heatmap, services/activity-cache.ts) and check in one lookup that it
+ * process can keep an answer (the heatmap, cache/heatmap-cache.ts) and check in one lookup that it
  * still holds. Database triggers bump them in the transaction of the write, whatever code, process or
  * operator writes:
  *

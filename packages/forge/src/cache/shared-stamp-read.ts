@@ -4,7 +4,7 @@
  * concurrent readers share queries, with one rule that keeps the stamp safe to trust: a reader is only
  * ever given the result of a query *sent after it asked*. A query already in flight may have taken its
  * snapshot before a commit whose answer the reader's client has already seen (a write it just made);
- * trusting that older stamp could replay an answer the write changed. So a reader arriving while a query
+ * trusting that older stamp could serve an answer the write changed. So a reader arriving while a query
  * is in flight waits for the next one, sent as soon as the current one settles, and every reader
  * arriving meanwhile shares that next query. At most two queries are outstanding; a reader waits at most
  * about two round trips.

@@ -1,14 +1,11 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendHookHandler } from 'fastify';
-import type { ReadView, ReplayAnswer } from '../services/read-cache.js';
-import { keepForReplay } from './replay.js';
+import type { KeptAnswer, ReadView } from './read-view.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set when this request's answer is to be kept (see keptAnswers). */
     keepAnswer?: {
-      keep: (answer: { headers: [string, string][]; body: Buffer }) => void;
-      /** Keeps the answer as sent for replay (api/replay.ts), when it may be replayed. */
-      replay?: ((key: string, answer: ReplayAnswer) => void) | undefined;
+      keep: (answer: KeptAnswer) => void;
       before: Set<string>;
     };
   }
@@ -34,7 +31,7 @@ function answerKey(request: FastifyRequest): string | null {
 
 /**
  * Route hooks that keep a GET route's successful answer (JSON bytes and the headers its handler set) in
- * the read cache (services/read-cache.ts) and answer the next identical request from it while the
+ * the read cache (cache/read-view.ts) and answer the next identical request from it while the
  * database is unchanged, before the route's own lookups run. The route-level onRequest hook runs after
  * authentication and the plugin's token-scope hooks, so those still refuse as before. Only for routes
  * whose answers derive purely from database rows and config: nothing from the clock or git.
@@ -48,14 +45,11 @@ export function keptAnswers(): { onRequest: onRequestAsyncHookHandler; onSend: o
     const kept = view.answer(key);
     if (kept.hit) {
       for (const [name, value] of kept.hit.headers) reply.header(name, value);
-      // A request the replay layer could answer next time is kept as sent (after Fastify's onSend).
-      if (kept.replay) keepForReplay(request, reply, kept.hit.body, kept.replay);
       return reply.send(kept.hit.body);
     }
     // Headers set so far (authentication's) are set again on every request; the rest are the answer's.
     request.keepAnswer = {
       keep: kept.keep,
-      replay: kept.replay,
       before: new Set(Object.keys(reply.getHeaders())),
     };
   };
@@ -67,9 +61,7 @@ export function keptAnswers(): { onRequest: onRequestAsyncHookHandler; onSend: o
         if (pending.before.has(name) || name === 'content-length' || value === undefined) continue;
         headers.push([name, String(value)]);
       }
-      const body = Buffer.from(payload);
-      pending.keep({ headers, body });
-      if (pending.replay) keepForReplay(request, reply, body, pending.replay);
+      pending.keep({ headers, body: Buffer.from(payload) });
     }
     done(null, payload);
   };

@@ -1,0 +1,100 @@
+/**
+ * forge's response caches and the one invariant that makes them safe.
+ *
+ * INVARIANT: a request's freshness stamp is read once, first — before anything its answer depends on
+ * is read (the caller, the credential, the rows) — and every kept read the request finds or keeps is
+ * tagged with that one stamp. A request that writes neither finds nor keeps anything from then on.
+ *
+ * api/app.ts opens each request's ReadView in its first onRequest hook, ahead of the auth chain, so no
+ * code downstream can read the stamp late: the token cache (services/tokens.ts) and the kept answers
+ * (cache/kept-answers.ts) only ever see the view's stamp. Why that suffices: an entry found under stamp S
+ * was built from rows read after S was read, and the database still shows S, so nothing it was built
+ * from changed since; an answer built while a write commits is kept under the stamp from before the
+ * write, which the next request no longer reads. The one cache with its own stamp, the heatmap
+ * (cache/heatmap-cache.ts), reads its activity generations before its rows and keys entries by the
+ * viewer fields it depends on: the same rule at a finer grain.
+ *
+ * The stamp (store/change-stamp.ts): on SQLite `data_version` with this connection's `total_changes()`,
+ * read synchronously outside transactions (a commit by any process, or any row this connection
+ * changed, moves it); on PostgreSQL the server's current snapshot, one round trip that concurrent
+ * requests share (cache/shared-stamp-read.ts), each trusting only a query sent after it asked. Equal
+ * stamps mean no commit in between; a stamp never comes back once it moved.
+ *
+ * The switch: `[cache] enabled = false` in the config file, or FORGE_CACHE=off (config.ts), turns every
+ * response cache off: each request then gets NO_READ_CACHE and every answer is built from the rows.
+ *
+ * Only answers derived purely from database rows (and the process's fixed config) may be kept: nothing
+ * read from the clock or from git. Callers key entries by everything else the answer depends on.
+ */
+import { hash } from 'node:crypto';
+import type { ServiceContext } from '../services/context.js';
+import { type KeptAnswer, type StampedCaches, stampedCaches } from './stamped-caches.js';
+
+export type { KeptAnswer } from './stamped-caches.js';
+
+/** One request's use of the caches, under the stamp read when it was opened. */
+export class ReadView {
+  private caches: StampedCaches | null;
+
+  constructor(
+    caches: StampedCaches | null,
+    private readonly epoch = 0,
+  ) {
+    this.caches = caches;
+  }
+
+  /** Whether this request may still find and keep reads. */
+  get enabled(): boolean {
+    return this.caches !== null;
+  }
+
+  /** This request wrote: what it read before may not hold after, so nothing is found or kept from now on. */
+  wrote(): void {
+    this.caches = null;
+  }
+
+  /** The answer kept for `key` under this request's stamp, and a function that keeps the one built now. */
+  answer(key: string): { hit: KeptAnswer | undefined; keep: (answer: KeptAnswer) => void } {
+    const caches = this.caches;
+    if (!caches) return { hit: undefined, keep: () => {} };
+    return {
+      hit: caches.answer(key, this.epoch),
+      // Checked again when keeping: a write in between would make the answer span two states.
+      keep: (answer) => {
+        if (this.caches) caches.keepAnswer(key, this.epoch, answer);
+      },
+    };
+  }
+
+  /**
+   * A token lookup's hit kept under this request's stamp, and a function that keeps the one found now.
+   * Only hits are kept: a token created later is never answered by a kept miss. Entries are keyed by a
+   * hash of the token, so no token text stays in memory.
+   */
+  token<T extends object>(token: string): { hit: T | undefined; keep: (hit: T) => void } {
+    const caches = this.caches;
+    if (!caches) return { hit: undefined, keep: () => {} };
+    const key = hash('sha256', token, 'base64');
+    return {
+      hit: caches.token<T>(key, this.epoch),
+      keep: (hit) => {
+        if (this.caches) caches.keepToken(key, this.epoch, hit);
+      },
+    };
+  }
+}
+
+/** A view that finds and keeps nothing: caches off, a request that writes, callers outside a request. */
+export const NO_READ_CACHE = new ReadView(null);
+
+/**
+ * Opens a request's view, reading its stamp now. Call it first, before the request reads anything else
+ * (api/app.ts does, ahead of authentication). Only GET and HEAD requests find or keep anything: a request
+ * that writes could not keep what it read anyway, and PostgreSQL's stamp then costs no round trip.
+ */
+export async function openReadView(ctx: ServiceContext, method: string): Promise<ReadView> {
+  if (method !== 'GET' && method !== 'HEAD') return NO_READ_CACHE;
+  const caches = stampedCaches(ctx.db, ctx.config);
+  if (!caches) return NO_READ_CACHE;
+  return new ReadView(caches, await caches.currentEpoch());
+}

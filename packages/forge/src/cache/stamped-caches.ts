@@ -1,0 +1,95 @@
+import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
+import type { ForgeConfig } from '../config.js';
+import type { Database } from '../store/schema.js';
+import { type StampSource, stampSource } from './stamp.js';
+
+/** A kept GET answer: its JSON bytes and the headers its handler set (list totals and links). */
+export interface KeptAnswer {
+  headers: [string, string][];
+  body: Buffer;
+}
+
+const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
+/** Roughly what an entry costs besides its key and body (map slots, entry object, header pairs). */
+const ENTRY_OVERHEAD_BYTES = 128;
+const MAX_KEPT_TOKENS = 10_000;
+
+/** What one epoch (one value of the stamp) keeps; a new epoch starts with empty ones. */
+class EpochEntries {
+  // Keys count against the budget too: they hold the request's URL, up to the HTTP parser's header
+  // limit, so small answers under long URLs (`?x=<16 kB>`) cannot exceed the budget many times over.
+  readonly answers = new LRUCache<string, KeptAnswer>({
+    maxSize: ANSWER_CACHE_BYTES,
+    maxEntrySize: ANSWER_CACHE_BYTES / 4,
+    sizeCalculation: (answer, key) =>
+      answer.body.length + 64 * answer.headers.length + key.length + ENTRY_OVERHEAD_BYTES,
+  });
+  readonly tokens = new LRUCache<string, object>({ max: MAX_KEPT_TOKENS });
+}
+
+/**
+ * One database handle's (and config's) kept reads and the stamp they were read under. Every change of
+ * the stamp starts a new epoch with empty caches (the old ones are dropped whole, in O(1)). An entry is
+ * kept only by a request whose stamp is still the current epoch's, and found only by one whose stamp is.
+ */
+export class StampedCaches {
+  private stamp: string | undefined;
+  private epoch = 0;
+  private entries = new EpochEntries();
+
+  constructor(private readonly source: StampSource) {}
+
+  /** The epoch of the stamp read now: synchronously when it can be (SQLite), else one round trip. */
+  async currentEpoch(): Promise<number> {
+    const now = this.source.now();
+    return this.enter(now !== undefined ? now : await this.source.read());
+  }
+
+  private enter(stamp: string | undefined): number {
+    if (stamp !== this.stamp) {
+      this.stamp = stamp;
+      this.epoch += 1;
+      this.entries = new EpochEntries();
+    }
+    return this.epoch;
+  }
+
+  answer(key: string, epoch: number): KeptAnswer | undefined {
+    return epoch === this.epoch ? this.entries.answers.get(key) : undefined;
+  }
+
+  keepAnswer(key: string, epoch: number, answer: KeptAnswer): void {
+    if (epoch === this.epoch) this.entries.answers.set(key, answer);
+  }
+
+  token<T extends object>(key: string, epoch: number): T | undefined {
+    return epoch === this.epoch ? (this.entries.tokens.get(key) as T | undefined) : undefined;
+  }
+
+  keepToken<T extends object>(key: string, epoch: number, hit: T): void {
+    if (epoch === this.epoch) this.entries.tokens.set(key, hit);
+  }
+}
+
+// Per database handle (each forge, and each test forge, has its own), then per config: an answer depends
+// on the config (links) and the stamp is only meaningful for the connection it was read on.
+const cachesByDb = new WeakMap<Kysely<Database>, WeakMap<ForgeConfig, StampedCaches>>();
+
+/** The caches of a handle and config; null when caching is off or the handle has no change stamp. */
+export function stampedCaches(db: Kysely<Database>, config: ForgeConfig): StampedCaches | null {
+  if (!config.cache.enabled) return null;
+  const source = stampSource(db);
+  if (!source) return null;
+  let byConfig = cachesByDb.get(db);
+  if (!byConfig) {
+    byConfig = new WeakMap();
+    cachesByDb.set(db, byConfig);
+  }
+  let caches = byConfig.get(config);
+  if (!caches) {
+    caches = new StampedCaches(source);
+    byConfig.set(config, caches);
+  }
+  return caches;
+}

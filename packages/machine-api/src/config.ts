@@ -55,6 +55,16 @@ const CommonKeys = Type.Object({
    * it is ready again without `POST /machines/{id}/clear`.
    */
   auto_clear: Type.Optional(Type.Boolean()),
+  /** A camera reached over HTTP (cameras/http-source.ts); takes precedence over the device's own camera. */
+  camera: Type.Optional(
+    Type.Object({
+      snapshot_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$' })),
+      stream_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$' })),
+      username: Type.Optional(Type.String()),
+      password: Type.Optional(Type.String()),
+      timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+  ),
 });
 const COMMON_KEY_NAMES = Object.keys(CommonKeys.properties);
 
@@ -97,6 +107,21 @@ const ServerKeys = Type.Object({
 });
 export type ServerSettings = Static<typeof ServerKeys>;
 
+/** The `[cameras]` table: limits and job photos, for every camera. */
+const CameraKeys = Type.Object({
+  /** Largest accepted camera frame; a larger one ends that camera's upstream with an error. */
+  max_frame_mib: Type.Number({ exclusiveMinimum: 0, default: 16 }),
+  /** How long a camera may take to send a frame (unless its own `camera.timeout_ms` says otherwise). */
+  timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),
+  /** How long an upstream stays open after its last viewer left. */
+  idle_close_seconds: Type.Number({ minimum: 0, default: 10 }),
+  /** Take a photo of every finished job (completed, failed, cancelled). */
+  job_photos: Type.Boolean({ default: true }),
+  /** Days a job's photo is kept; 0 keeps them forever. */
+  photo_retention_days: Type.Number({ minimum: 0, default: 30 }),
+});
+export type CameraSettings = Static<typeof CameraKeys>;
+
 /** The design limits of the `[server]` table. */
 export function designLimits(server: ServerSettings): DesignLimits {
   return {
@@ -123,6 +148,16 @@ export interface CommonMachineConfig {
   maxPartVolume: Volume | null;
   /** Ready again after a completed or cancelled print without a bed confirmation. */
   autoClear: boolean;
+  /** The machine's HTTP camera (`camera = {…}`), or null for the device's own (if it has one). */
+  camera: CameraConfig | null;
+}
+
+export interface CameraConfig {
+  snapshotUrl: string | null;
+  streamUrl: string | null;
+  username?: string;
+  password?: string;
+  timeoutMs: number | null;
 }
 
 export interface MachineDefinition {
@@ -138,6 +173,7 @@ export interface ServiceConfig {
   /** Absolute path of the file, or null when the configuration came from elsewhere. */
   file: string | null;
   server: ServerSettings;
+  cameras: CameraSettings;
   /** Sorted by id. */
   machines: MachineDefinition[];
 }
@@ -179,6 +215,8 @@ export function parseConfig(
     }
   }
 
+  const cameras = checked(CameraKeys, document.cameras ?? {}, `${file}: [cameras]`) as CameraSettings;
+
   const machinesTable = document.machines ?? {};
   if (!isTable(machinesTable))
     throw new ConfigError(`${file}: "machines" must be a table of [machines.<id>]`);
@@ -204,7 +242,7 @@ export function parseConfig(
       const settings = checked(backend.schema, own, where);
       return { id, backend, common: commonConfig(common, where, dirname(file)), settings };
     });
-  return { file, server, machines };
+  return { file, server, cameras, machines };
 }
 
 function commonConfig(
@@ -237,6 +275,21 @@ function commonConfig(
     loadedFilamentIdx: loaded,
     maxPartVolume: keys.max_part_volume ?? null,
     autoClear: keys.auto_clear ?? false,
+    camera: cameraConfig(keys.camera, where),
+  };
+}
+
+function cameraConfig(keys: Static<typeof CommonKeys>['camera'], where: string): CameraConfig | null {
+  if (!keys) return null;
+  if (!keys.snapshot_url && !keys.stream_url) {
+    throw new ConfigError(`${where}: key "camera": expected "snapshot_url", "stream_url" or both`);
+  }
+  return {
+    snapshotUrl: keys.snapshot_url ?? null,
+    streamUrl: keys.stream_url ?? null,
+    ...(keys.username !== undefined ? { username: keys.username } : {}),
+    ...(keys.password !== undefined ? { password: keys.password } : {}),
+    timeoutMs: keys.timeout_ms ?? null,
   };
 }
 

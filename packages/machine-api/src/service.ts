@@ -10,6 +10,8 @@ import type { Logger } from 'pino';
 import { KeyStore } from './access/key-store.js';
 import { KeyService } from './access/keys.js';
 import { resolveAccess } from './access/settings.js';
+import { JobPhotos } from './cameras/job-photos.js';
+import { CameraService } from './cameras/service.js';
 import { designLimits, loadConfig } from './config.js';
 import { DesignWorkers } from './design/workers.js';
 import { ServiceError } from './errors.js';
@@ -107,6 +109,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     dataDir,
     logger,
   });
+  const cameras = new CameraService(machines, config.cameras, logger.child({ component: 'cameras' }));
+  const photos = new JobPhotos(cameras, join(dataDir, 'photos'), {
+    enabled: config.cameras.job_photos,
+    retentionDays: config.cameras.photo_retention_days,
+    logger,
+  });
+  const stopPhotos = jobs.onJobChange(photos.onJobChange);
   const events = new EventHistory();
   const stopEvents = publishFarmEvents(events, { observer, runner: jobs, queue });
   const maxUploadBytes = Math.floor(config.server.max_upload_mib * 1024 * 1024);
@@ -146,6 +155,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       observer.close();
       await machines.close();
       await jobs.drain(1500);
+      stopPhotos();
+      cameras.close();
+      await photos.drain();
       stopEvents();
       await db.destroy();
     })();
@@ -154,6 +166,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     await jobs.start();
     await files.start();
+    await photos.start();
     const submit = printSubmitter(jobs, queue);
     app = await buildApp({
       logger,
@@ -169,6 +182,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       access,
       files,
       submit,
+      cameras,
+      photos,
     });
     await queue.start();
     const url = await app.listen({ host: options.host, port: options.port });
@@ -177,6 +192,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // answer becomes `offline` within its own timeout; a start failure is logged and leaves it listed.
     machinesStarted = machines.start();
     observer.start();
+    cameras.start();
     if (config.server.mdns ?? options.mdnsDefault ?? true) {
       // The mDNS responder's modules are loaded only when it is on.
       const { advertise } = await import('./server/mdns.js');

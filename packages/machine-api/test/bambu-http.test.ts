@@ -69,6 +69,7 @@ describe('Bambu machines over HTTP', () => {
         },
       },
       current_job: null,
+      camera: null,
     });
 
     sim.announceTo(discoveryPort);
@@ -134,6 +135,18 @@ describe('Bambu machines over HTTP', () => {
         },
       },
       current_job: null,
+      // The X1 Carbon's camera is its RTSPS stream (read through ffmpeg, installed here and in CI).
+      camera: {
+        available: true,
+        kind: 'bambu-rtsps',
+        width: null,
+        height: null,
+        last_frame_at: null,
+        reason: null,
+        flip_horizontal: false,
+        flip_vertical: false,
+        rotation: 0,
+      },
     });
 
     // The chamber sensor, which only Bambu printers have, reaches the Prometheus scrape.

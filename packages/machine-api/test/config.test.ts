@@ -44,6 +44,7 @@ type = "Noop"
       loadedFilamentIdx: null,
       maxPartVolume: null,
       autoClear: false,
+      camera: null,
     });
     expect(nada.settings).toMatchObject({ state: { state: 'idle' }, progress: 10, print_seconds: 10 });
     expect(config.server).toEqual({

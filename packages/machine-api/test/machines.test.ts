@@ -62,6 +62,7 @@ describe('machines', () => {
     awaiting_clear_since: null,
     temperatures: { extruder: { current: 25, target: 0 }, bed: { current: 25, target: 0 } },
     current_job: null,
+    camera: null,
   };
   const mid = {
     id: 'mid',
@@ -79,6 +80,7 @@ describe('machines', () => {
     awaiting_clear_since: null,
     temperatures: { extruder: { current: 25, target: 0 }, bed: { current: 25, target: 0 } },
     current_job: null,
+    camera: null,
   };
   const sleepyOffline = {
     id: 'sleepy',
@@ -93,6 +95,7 @@ describe('machines', () => {
     awaiting_clear_since: null,
     temperatures: {},
     current_job: null,
+    camera: null,
   };
   const zeta = {
     id: 'zeta',
@@ -117,6 +120,7 @@ describe('machines', () => {
     awaiting_clear_since: null,
     temperatures: { extruder: { current: 25, target: 0 }, bed: { current: 25, target: 0 } },
     current_job: null,
+    camera: null,
   };
 
   it('GET /ping answers {"message":"pong"}', async () => {

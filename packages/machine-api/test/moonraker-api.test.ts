@@ -95,6 +95,7 @@ filaments = []
           },
         },
         current_job: null,
+        camera: null,
       },
       {
         id: 'voron',
@@ -118,6 +119,7 @@ filaments = []
           config: { nozzle_diameter: 0.4, filaments: [], loaded_filament_idx: null },
         },
         current_job: null,
+        camera: null,
       },
     ]);
     expect(response.text).not.toContain('s3cret-key');

@@ -87,6 +87,7 @@ product_id = 0x7523
           },
         },
         current_job: null,
+        camera: null,
       },
       {
         id: 'unplugged',
@@ -114,6 +115,7 @@ product_id = 0x7523
         temperatures: {},
         hardware_configuration: null,
         current_job: null,
+        camera: null,
       },
       {
         id: 'zz-by-ids',
@@ -141,6 +143,7 @@ product_id = 0x7523
         temperatures: {},
         hardware_configuration: null,
         current_job: null,
+        camera: null,
       },
     ]);
   });

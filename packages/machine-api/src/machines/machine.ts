@@ -106,6 +106,30 @@ export interface MachineIdentity {
   maxPartVolume: Volume | null;
 }
 
+/** A Klipper printer's webcams, as its Moonraker registry lists them (cameras/moonraker-source.ts reads it). */
+export interface MoonrakerCamera {
+  kind: 'moonraker';
+  /** The printer's web host, which relative webcam URLs resolve against. */
+  baseUrl: string;
+  /** `GET /server/webcams/list`'s `result`. */
+  listWebcams(signal: AbortSignal): Promise<unknown>;
+  /** Calls `listener` when Moonraker announces `notify_webcams_changed`; returns the unsubscribe function. */
+  onWebcamsChanged(listener: () => void): () => void;
+}
+
+/** A Bambu Lab printer's own camera: JPEG over TLS (P1, A1) or RTSPS (X1, H2, P2S). */
+export interface BambuCamera {
+  kind: 'bambu';
+  protocol: 'jpeg' | 'rtsps';
+  host: string;
+  port: number;
+  serial: string | null;
+  accessCode: string;
+}
+
+/** Where a device's own camera is; the camera service turns it into a source. */
+export type DeviceCamera = MoonrakerCamera | BambuCamera;
+
 export interface Machine {
   readonly id: string;
   /** The file format `print` expects. */
@@ -135,6 +159,11 @@ export interface Machine {
    * at once instead of waiting for its next poll. Returns the unsubscribe function.
    */
   onStatusChange?(listener: () => void): () => void;
+  /**
+   * Optional: the device's own camera as far as it is known now (null: none, or not found yet). Returns
+   * the same object while nothing about it changes. A `camera` table in the config takes precedence.
+   */
+  camera?(): DeviceCamera | null;
   /** Starts background work (connections, discovery, polling). */
   start(): Promise<void>;
   /** Releases every connection, timer and child process. */

@@ -25,6 +25,7 @@ import {
 import { API_VERSION, registerOpenApi } from './openapi.js';
 import { PingFastPath } from './ping-fast-path.js';
 import { logClientAbort, newRequestId, serializeReply } from './reply-parts.js';
+import { cameraRoutes } from './routes/cameras.js';
 import { eventRoutes } from './routes/events.js';
 import { fileRoutes } from './routes/files.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -119,6 +120,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   await app.register(metaRoutes, { context });
   await app.register(machineRoutes, { context });
   await app.register(jobRoutes, { context });
+  await app.register(cameraRoutes, { context });
   await registerDashboard(app);
   await app.register(keyRoutes, { context });
   await app.register(fileRoutes, { context });

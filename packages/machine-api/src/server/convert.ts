@@ -1,11 +1,13 @@
 /** Domain objects → wire shapes of schemas.ts (field order as the anchor serialises it). */
 
+import type { CameraStatus } from '../cameras/service.js';
 import type { Filament } from '../config.js';
 import type { Job } from '../jobs/job.js';
 import type { CurrentJob } from '../jobs/runner.js';
 import type { MachineIdentity, MachineStatus, ReportedHardware } from '../machines/machine.js';
 import type { ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
+import type { CameraInfo } from './schemas/cameras.js';
 import type { JobResponse } from './schemas/jobs.js';
 import type { MachineInfoResponse } from './schemas/machines.js';
 
@@ -18,7 +20,8 @@ export function machineInfo(
   entry: RegisteredMachine,
   status: MachineStatus,
   observed: ObservedMachine | undefined,
-  currentJob: CurrentJob | null = null,
+  currentJob: CurrentJob | null,
+  camera: CameraStatus | null,
   identity: MachineIdentity = entry.machine.identity(),
 ): MachineInfoResponse {
   return {
@@ -42,6 +45,22 @@ export function machineInfo(
       status: currentJob.status,
       progress: currentJob.status === 'printing' ? status.progress : null,
     },
+    camera: camera && cameraInfo(camera),
+  };
+}
+
+/** A camera's status as the `CameraInfo` wire shape. */
+export function cameraInfo(camera: CameraStatus): CameraInfo {
+  return {
+    available: camera.available,
+    kind: camera.kind,
+    width: camera.width,
+    height: camera.height,
+    last_frame_at: camera.lastFrameAt?.toISOString() ?? null,
+    reason: camera.reason,
+    flip_horizontal: camera.orientation.flipHorizontal,
+    flip_vertical: camera.orientation.flipVertical,
+    rotation: camera.orientation.rotation,
   };
 }
 

@@ -4,13 +4,15 @@
  * the snapshot object on every recorded status and every change of `busy`/`ready`/bed, and backends hand
  * out a fresh status object per read), the job holding it (the runner's slicing → uploading → printing does
  * not pass through the observer), or its identity (a Bambu printer learns its model from discovery, a USB
- * printer from its firmware). Those inputs are compared on every request, so a change shows in the very
+ * printer from its firmware), or its camera's status (the camera service hands out the same object until
+ * something about the camera changed). Those inputs are compared on every request, so a change shows in the very
  * next answer; the list's bytes are re-joined only when an entry changed.
  *
  * The answer is the same for every caller: access checks run in the `onRequest` hook before the handler,
  * and nothing here depends on who asks.
  */
 
+import type { CameraService, CameraStatus } from '../cameras/service.js';
 import type { CurrentJob, JobRunner } from '../jobs/runner.js';
 import type { MachineIdentity } from '../machines/machine.js';
 import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
@@ -19,6 +21,7 @@ import { machineInfo } from './convert.js';
 
 interface CachedEntry {
   observed: ObservedMachine;
+  camera: CameraStatus | null;
   job: CurrentJob | null;
   identity: MachineIdentity;
   json: string;
@@ -32,6 +35,7 @@ export class MachineListBody {
     private readonly machines: MachineRegistry,
     private readonly observer: MachineObserver,
     private readonly jobs: JobRunner,
+    private readonly cameras: CameraService,
   ) {}
 
   /**
@@ -53,17 +57,19 @@ export class MachineListBody {
       const snapshot = observed[index] as ObservedMachine;
       const job = this.jobs.currentJob(entry.id);
       const identity = entry.machine.identity();
+      const camera = this.cameras.status(entry.id);
       const cached = this.entries[index];
       if (
         cached &&
         cached.observed === snapshot &&
+        cached.camera === camera &&
         sameJob(cached.job, job) &&
         sameIdentity(cached.identity, identity)
       ) {
         continue;
       }
-      const info = machineInfo(this.machines, entry, snapshot.status, snapshot, job, identity);
-      this.entries[index] = { observed: snapshot, job, identity, json: JSON.stringify(info) };
+      const info = machineInfo(this.machines, entry, snapshot.status, snapshot, job, camera, identity);
+      this.entries[index] = { observed: snapshot, camera, job, identity, json: JSON.stringify(info) };
       changed = true;
     }
     if (changed || !this.bytes) {

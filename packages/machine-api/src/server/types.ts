@@ -10,6 +10,8 @@ import type {
 } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { KeyService } from '../access/keys.js';
+import type { JobPhotos } from '../cameras/job-photos.js';
+import type { CameraService } from '../cameras/service.js';
 import type { EventBus } from '../events/events.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { MachineObserver } from '../machines/observer.js';
@@ -45,6 +47,10 @@ export interface ServerContext {
   files: StoredFiles;
   /** Sends a design to a machine or the farm queue (the OctoPrint bases and stored files use it). */
   submit: SubmitPrint;
+  /** The machines' cameras: snapshots, live streams, status. */
+  cameras: CameraService;
+  /** The photos of finished jobs. */
+  photos: JobPhotos;
 }
 
 /** What every route plugin is registered with (`app.register(plugin, { context })`). */

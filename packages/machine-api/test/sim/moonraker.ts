@@ -2,7 +2,8 @@
  * A Moonraker simulator for tests: a real HTTP + websocket server on 127.0.0.1 (port 0) speaking the
  * documented API (Arksine/moonraker docs/external_api): `{"result": …}` envelopes, errors as
  * `{"error": {"code", "message"}}`, the upload answer (201, not wrapped), JSON-RPC 2.0 on `/websocket`
- * with `printer.objects.subscribe` and `notify_status_update` diffs, and the `notify_klippy_*` events.
+ * with `printer.objects.subscribe` and `notify_status_update` diffs, and the `notify_klippy_*` events; the
+ * webcam registry (`/server/webcams/list`, `notify_webcams_changed`).
  *
  * Behind it sits a simulated Klipper: a gcodes root in memory, `print_stats`, `virtual_sdcard`,
  * `extruder`, `heater_bed` and `webhooks`. A started print advances either by itself (`autoProgress`) or
@@ -76,6 +77,8 @@ export class MoonrakerSim {
   private readonly failures = new Map<string, { status: number; message: string }>();
   private ticker: NodeJS.Timeout | null = null;
   private port = 0;
+  /** The webcam registry (`/server/webcams/list`): what Mainsail and Fluidd show. Change it with `setWebcams`. */
+  private webcams: Fields[] = [];
 
   private constructor(private readonly options: MoonrakerSimOptions) {
     this.objects = {
@@ -109,6 +112,33 @@ export class MoonrakerSim {
   /** Connected websocket clients. */
   get websocketCount(): number {
     return this.wss.clients.size;
+  }
+
+  /**
+   * Replaces the webcam registry, as adding or editing a webcam in Mainsail does, and announces it with
+   * `notify_webcams_changed` (params: `[{webcams}]`). Fields not given take Moonraker's defaults.
+   */
+  setWebcams(webcams: Fields[]): void {
+    this.webcams = webcams.map((cam, index) => ({
+      name: `cam${index + 1}`,
+      location: 'printer',
+      service: 'mjpegstreamer-adaptive',
+      enabled: true,
+      icon: 'mdiWebcam',
+      target_fps: 15,
+      target_fps_idle: 5,
+      stream_url: '/webcam/?action=stream',
+      snapshot_url: '/webcam/?action=snapshot',
+      flip_horizontal: false,
+      flip_vertical: false,
+      rotation: 0,
+      aspect_ratio: '4:3',
+      extra_data: {},
+      source: 'database',
+      uid: `00000000-0000-4000-8000-00000000000${index}`,
+      ...cam,
+    }));
+    this.notifyAll('notify_webcams_changed', [{ webcams: this.webcams }]);
   }
 
   /** Refuses connections from now on: stops listening and drops every open connection. */
@@ -276,6 +306,7 @@ export class MoonrakerSim {
     app.post('/printer/gcode/script', rpc('printer.gcode.script'));
     app.post('/printer/emergency_stop', rpc('printer.emergency_stop'));
     app.get('/server/temperature_store', rpc('server.temperature_store'));
+    app.get('/server/webcams/list', rpc('server.webcams.list'));
     app.delete('/server/files/gcodes/*', async (request) => {
       const path = decodeURIComponent((request.params as { '*': string })['*']);
       if (!this.files.delete(path)) throw new RpcError(404, `File ${path} does not exist`);
@@ -349,6 +380,8 @@ export class MoonrakerSim {
         return { connection_id: 4242 };
       case 'server.temperature_store':
         return this.temperatureStore();
+      case 'server.webcams.list':
+        return { webcams: this.webcams };
     }
     if (!this.klippy.connected) throw new RpcError(503, 'Klippy Host not connected');
     switch (method) {
@@ -514,8 +547,10 @@ export class MoonrakerSim {
     }
   }
 
-  private notifyAll(method: string): void {
-    for (const socket of this.wss.clients) this.send(socket, { jsonrpc: '2.0', method });
+  private notifyAll(method: string, params?: unknown[]): void {
+    for (const socket of this.wss.clients) {
+      this.send(socket, { jsonrpc: '2.0', method, ...(params ? { params } : {}) });
+    }
   }
 
   private send(socket: WebSocket, message: unknown): void {

@@ -19,6 +19,8 @@ export const BambuConfigSchema = Type.Object({
   mqtt_port: Type.Optional(Port),
   ftps_port: Type.Optional(Port),
   discovery_port: Type.Optional(Port),
+  camera_port: Type.Optional(Port),
+  rtsp_port: Type.Optional(Port),
   status_timeout_secs: Type.Optional(
     Type.Number({
       exclusiveMinimum: 0,
@@ -44,11 +46,15 @@ export interface BambuSettings {
   mqttPort: number;
   ftpsPort: number;
   discoveryPort: number;
+  /** The P1/A1 JPEG camera stream (TLS). */
+  cameraPort: number;
+  /** The X1/H2/P2S RTSPS camera stream. */
+  rtspPort: number;
   statusTimeoutMs: number;
   commandTimeoutMs: number;
 }
 
-/** Applies the defaults: the printer's fixed ports (8883, 990, 2021), 30 s status and 30 s command timeouts. */
+/** Applies the defaults: the printer's fixed ports (8883, 990, 2021, cameras 6000 and 322), 30 s status and 30 s command timeouts. */
 export function settingsFrom(config: BambuConfig): BambuSettings {
   return {
     name: config.name,
@@ -58,6 +64,8 @@ export function settingsFrom(config: BambuConfig): BambuSettings {
     mqttPort: config.mqtt_port ?? 8883,
     ftpsPort: config.ftps_port ?? 990,
     discoveryPort: config.discovery_port ?? 2021,
+    cameraPort: config.camera_port ?? 6000,
+    rtspPort: config.rtsp_port ?? 322,
     statusTimeoutMs: (config.status_timeout_secs ?? 30) * 1000,
     commandTimeoutMs: (config.command_timeout_secs ?? 30) * 1000,
   };

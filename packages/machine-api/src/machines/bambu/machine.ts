@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import {
   type ActivePrint,
+  type BambuCamera,
   type Machine,
   MachineError,
   type MachineIdentity,
@@ -12,7 +13,7 @@ import {
 } from '../machine.js';
 import type { BambuSettings } from './config.js';
 import type { BambuAnnouncement, DiscoveryListener } from './discovery.js';
-import { identifyModel } from './models.js';
+import { cameraProtocol, identifyModel } from './models.js';
 import { numberField, type Report, stringField } from './report.js';
 import { BambuSession } from './session.js';
 import { ACTIVE_GCODE_STATES, amsAttached, formatPrintError, statusFromReport } from './status.js';
@@ -42,6 +43,7 @@ export class BambuMachine implements Machine {
   private job: TrackedJob | null = null;
   /** True from the moment a print is being handed over, so two prints cannot interleave. */
   private handingOver = false;
+  private deviceCamera: BambuCamera | null = null;
   private readonly onAnnouncement = (announcement: BambuAnnouncement) => this.discovered(announcement);
 
   constructor(
@@ -60,6 +62,26 @@ export class BambuMachine implements Machine {
       makeModel: { manufacturer: 'Bambu Lab', model: model?.name ?? null, serial: this.serial },
       maxPartVolume: model?.volume ?? null,
     };
+  }
+
+  /** The printer's own camera once it has been found (its host comes from discovery or the config). */
+  camera(): BambuCamera | null {
+    const session = this.session;
+    if (!session) return null;
+    const protocol = cameraProtocol(identifyModel(this.modelCode, this.serial), session.status ?? null);
+    const host = session.currentHost;
+    const known = this.deviceCamera;
+    if (known && known.host === host && known.protocol === protocol && known.serial === this.serial)
+      return known;
+    this.deviceCamera = {
+      kind: 'bambu',
+      protocol,
+      host,
+      port: protocol === 'rtsps' ? this.settings.rtspPort : this.settings.cameraPort,
+      serial: this.serial,
+      accessCode: this.settings.accessCode,
+    };
+    return this.deviceCamera;
   }
 
   async status(): Promise<MachineStatus> {

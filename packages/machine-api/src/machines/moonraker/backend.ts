@@ -17,6 +17,12 @@ import type { MachineBackend } from '../backend.js';
 import { DEFAULTS, type MoonrakerConfig, MoonrakerConfigSchema } from './config.js';
 import { MoonrakerMachine } from './machine.js';
 
+/** The printer's web host as Mainsail and Fluidd are usually served: the endpoint's host on the default port. */
+function webHostOf(endpoint: string): string {
+  const url = new URL(endpoint);
+  return `${url.protocol}//${url.hostname}`;
+}
+
 export const moonrakerBackend: MachineBackend<MoonrakerConfig> = {
   type: 'Moonraker',
   schema: MoonrakerConfigSchema,
@@ -36,6 +42,7 @@ export const moonrakerBackend: MachineBackend<MoonrakerConfig> = {
           websocketRetryMs: 30_000,
           // Klipper keeps printing from its virtual SD card while Moonraker restarts: be patient.
           lostPrintGraceMs: (config.lost_print_grace_seconds ?? DEFAULTS.lost_print_grace_seconds) * 1000,
+          cameraBaseUrl: config.camera_base_url ?? webHostOf(config.endpoint),
         },
         context.logger,
       );

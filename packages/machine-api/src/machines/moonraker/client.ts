@@ -94,6 +94,11 @@ export class MoonrakerClient {
     return this.call<ServerInfo>('GET', '/server/info', undefined, signal);
   }
 
+  /** `GET /server/webcams/list`: the webcams Mainsail and Fluidd show (read by cameras/moonraker-source.ts). */
+  webcams(signal?: AbortSignal): Promise<unknown> {
+    return this.call<unknown>('GET', '/server/webcams/list', undefined, signal);
+  }
+
   printerInfo(signal?: AbortSignal): Promise<PrinterInfo> {
     return this.call<PrinterInfo>('GET', '/printer/info', undefined, signal);
   }

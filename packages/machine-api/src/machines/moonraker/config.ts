@@ -15,6 +15,13 @@ export const MoonrakerConfigSchema = Type.Object({
     description: 'Base URL of Moonraker, e.g. http://192.168.1.102:7125 (no query, no fragment)',
   }),
   variant: Type.Union([Type.Literal('Generic'), Type.Literal('ElegooNeptune4')]),
+  camera_base_url: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$',
+      description:
+        "Where the printer's web interface is served, which relative webcam URLs resolve against (default: the endpoint's host on port 80)",
+    }),
+  ),
   api_key: Type.Optional(Type.String({ minLength: 1, description: 'Moonraker API key, sent as X-Api-Key' })),
   timeout_seconds: Type.Optional(
     Type.Number({

@@ -79,6 +79,7 @@ export class StatusFeed {
     objects: {},
   };
   private readonly listeners = new Set<Listener>();
+  private readonly webcamListeners = new Set<() => void>();
   private readonly stopping = new AbortController();
   private firstAttempt!: Promise<void>;
   private firstAttemptDone: () => void = () => {};
@@ -112,6 +113,12 @@ export class StatusFeed {
   }
 
   /** Calls `listener` after every change; returns the unsubscribe function. */
+  /** Calls `listener` when Moonraker announces `notify_webcams_changed`. */
+  onWebcamsChanged(listener: () => void): () => void {
+    this.webcamListeners.add(listener);
+    return () => this.webcamListeners.delete(listener);
+  }
+
   onUpdate(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -326,6 +333,9 @@ export class StatusFeed {
       case 'notify_klippy_shutdown':
       case 'notify_klippy_ready':
         this.onKlippyChange();
+        return;
+      case 'notify_webcams_changed':
+        for (const listener of this.webcamListeners) listener();
         return;
       default:
         return;

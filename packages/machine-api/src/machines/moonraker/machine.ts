@@ -10,6 +10,7 @@ import {
   MachineError,
   type MachineIdentity,
   type MachineStatus,
+  type MoonrakerCamera,
   type PrintOutcome,
   type PrintRequest,
 } from '../machine.js';
@@ -31,6 +32,8 @@ export interface MoonrakerSettings {
   websocketRetryMs: number;
   /** How long Moonraker may be gone during a print before the job fails. */
   lostPrintGraceMs: number;
+  /** The printer's web host, which relative webcam URLs resolve against. */
+  cameraBaseUrl: string;
 }
 
 interface ActiveJob {
@@ -50,6 +53,7 @@ export class MoonrakerMachine implements Machine {
   /** A print is being handed over (upload + start) or followed: one at a time. */
   private busy = false;
   private active: ActiveJob | null = null;
+  private readonly webcams: MoonrakerCamera;
 
   constructor(
     readonly id: string,
@@ -69,6 +73,16 @@ export class MoonrakerMachine implements Machine {
       websocketRetryMs: settings.websocketRetryMs,
       logger: this.logger,
     });
+    this.webcams = {
+      kind: 'moonraker',
+      baseUrl: settings.cameraBaseUrl,
+      listWebcams: (signal) => this.client.webcams(signal),
+      onWebcamsChanged: (listener) => this.feed.onWebcamsChanged(listener),
+    };
+  }
+
+  camera(): MoonrakerCamera {
+    return this.webcams;
   }
 
   identity(): MachineIdentity {

@@ -12,8 +12,8 @@ import { ref } from '../schemas/refs.js';
 import { errorResponses, ok, type RouteOptions } from '../types.js';
 
 export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
-  const { machines, observer, jobs } = context;
-  const list = new MachineListBody(machines, observer, jobs);
+  const { machines, observer, jobs, cameras } = context;
+  const list = new MachineListBody(machines, observer, jobs, cameras);
 
   app.get(
     '/machines',
@@ -51,7 +51,14 @@ export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       // asking about one printer wants its progress of this moment, not of the last poll; the list is
       // where the snapshot pays.
       const observed = await observer.refresh(entry.id);
-      return machineInfo(machines, entry, observed.status, observed, jobs.currentJob(entry.id));
+      return machineInfo(
+        machines,
+        entry,
+        observed.status,
+        observed,
+        jobs.currentJob(entry.id),
+        cameras.status(entry.id),
+      );
     },
   );
 
@@ -70,7 +77,14 @@ export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     async (request) => {
       const entry = machines.require(request.params.id);
       const observed = await context.jobs.clear(entry.id);
-      return machineInfo(machines, entry, observed.status, observed, jobs.currentJob(entry.id));
+      return machineInfo(
+        machines,
+        entry,
+        observed.status,
+        observed,
+        jobs.currentJob(entry.id),
+        cameras.status(entry.id),
+      );
     },
   );
 
@@ -95,7 +109,14 @@ export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         const entry = machines.require(request.params.id);
         await entry.machine[action]();
         const observed = await observer.refresh(entry.id);
-        return machineInfo(machines, entry, observed.status, observed, jobs.currentJob(entry.id));
+        return machineInfo(
+          machines,
+          entry,
+          observed.status,
+          observed,
+          jobs.currentJob(entry.id),
+          cameras.status(entry.id),
+        );
       },
     );
   }

@@ -6,6 +6,7 @@
  * lists what is registered.
  */
 
+import { CameraInfo } from './cameras.js';
 import { ErrorSchema } from './errors.js';
 import { Event, EventType } from './events.js';
 import { Job, JobStatus, QueueEntry, SliceEstimate } from './jobs.js';
@@ -41,6 +42,7 @@ export const sharedSchemas = [
   HardwareConfiguration,
   TemperatureReading,
   JobStatus,
+  CameraInfo,
   MachineInfoResponse,
   SlicerConfiguration,
   PrintParameters,

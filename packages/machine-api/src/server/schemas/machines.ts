@@ -6,6 +6,7 @@
 import { type Static, Type } from 'typebox';
 import type { JOB_STATUSES } from '../../jobs/job.js';
 import { FILAMENT_MATERIALS } from '../../machines/machine.js';
+import { CameraInfo } from './cameras.js';
 import { describedRef, documentedEnum, nullableRef, nullableString, ref, taggedVariant } from './refs.js';
 
 export const MachineType = documentedEnum(
@@ -263,6 +264,12 @@ export const MachineInfoResponse = Type.Object(
         },
         required: ['id', 'status', 'progress'],
       }),
+    ),
+    camera: Type.Optional(
+      nullableRef(
+        CameraInfo,
+        "The machine's camera (see docs/machine-api/cameras.md); null when it has none.",
+      ),
     ),
   },
   { $id: 'MachineInfoResponse', description: 'Information regarding a connected machine.' },

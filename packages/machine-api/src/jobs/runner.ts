@@ -2,7 +2,9 @@
  * Runs print jobs: one per machine at a time, through queued → slicing → uploading → printing →
  * completed / failed / cancelled, persisted at every step. `submit` returns once the machine has started
  * the job (or throws what stopped it); the runner then follows the print to its end in the background.
- * Each job gets a work directory under the data dir that is removed whatever the outcome.
+ * Each job gets a work directory under the data dir that is removed whatever the outcome. This module
+ * orchestrates (submit, dispatch from the queue, launch, cancel, clear); lifecycle.ts holds the machine
+ * slots and the jobs in flight and records every transition; machine-fit.ts says whether a machine fits.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -13,20 +15,19 @@ import { MissingScope } from '../access/errors.js';
 import { type Actor, ANONYMOUS, mayManageJob } from '../access/scopes.js';
 import type { LineScan } from '../design/line-scan.js';
 import type { DesignWorkers } from '../design/workers.js';
-import { BadRequest, Conflict, NotFound, ServiceError } from '../errors.js';
-import {
-  MachineError,
-  type MachineState,
-  type MachineStatus,
-  type PrintOutcome,
-} from '../machines/machine.js';
-import type { MachineChange, MachineObserver, ObservedMachine } from '../machines/observer.js';
+import { Conflict, NotFound, ServiceError } from '../errors.js';
+import { MachineError } from '../machines/machine.js';
+import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { preparePrint } from '../slicer/pipeline.js';
 import { killLeftoverSlicer } from '../slicer/prusa.js';
 import { isFinal, type Job, type JobParameters, type JobStatus } from './job.js';
+import { type CurrentJob, JobLifecycle } from './lifecycle.js';
+import { assertFilament, assertIdle, filamentIndexFor } from './machine-fit.js';
 import type { JobFilter, JobStore } from './store.js';
+
+export type { CurrentJob } from './lifecycle.js';
 
 /** A design file the HTTP layer has streamed to disk; the runner takes it over. */
 export interface Upload {
@@ -36,23 +37,6 @@ export interface Upload {
   size: number;
   /** The line check made while the file streamed in (line-scan.ts); spares the design check a pass. */
   lines?: LineScan;
-}
-
-interface Flight {
-  jobId: string;
-  machineId: string;
-  /** The machine has started the job: whatever happens next, something may be on its bed. */
-  handedOver: boolean;
-  /** Where the job is; `current_job` of its machine reports it. */
-  status: JobStatus;
-  controller: AbortController;
-  /** Set when someone asked for the job to stop; becomes the job's message. */
-  cancelReason: string | null;
-  /** What the submitter is answered when the job is stopped before printing (409 unless shutting down). */
-  cancelError: ServiceError | null;
-  /** Resolves once the job has reached a final status and its resources are released. */
-  settled: Promise<void>;
-  markSettled(): void;
 }
 
 export interface JobRunnerOptions {
@@ -65,12 +49,6 @@ export interface JobRunnerOptions {
   /** Where designs are measured, off the event loop. */
   designs: DesignWorkers;
   logger: Logger;
-}
-
-/** The job holding a machine, as `current_job` reports it. */
-export interface CurrentJob {
-  id: string;
-  status: JobStatus;
 }
 
 /** How `launch` treats a refusal: a direct print leaves no job, a queued one stays failed for a requeue. */
@@ -89,18 +67,15 @@ export class JobRunner {
   /** The line limit of text designs, which the HTTP layer checks as an upload streams in. */
   readonly maxLineBytes: number;
   private readonly workRoot: string;
-  /** Machine id → what it is busy with; set synchronously so concurrent submits get exactly one slot. */
-  private readonly busy = new Map<string, string>();
-  private readonly flights = new Map<string, Flight>();
-  private readonly jobListeners = new Set<(job: Job) => void>();
-  /** Machine id → the job whose message says the machine went silent. */
-  private readonly silent = new Map<string, string>();
+  /** The machine slots and the jobs in flight. */
+  private readonly lifecycle: JobLifecycle;
   private unobserve: (() => void) | null = null;
 
   constructor(private readonly options: JobRunnerOptions) {
     this.uploadDir = join(options.dataDir, 'uploads');
     this.maxLineBytes = options.designs.limits.maxLineBytes;
     this.workRoot = join(options.dataDir, 'jobs');
+    this.lifecycle = new JobLifecycle(options);
   }
 
   /**
@@ -126,30 +101,22 @@ export class JobRunner {
       [this.workRoot, this.uploadDir].map((dir) => rm(dir, { recursive: true, force: true })),
     );
     await Promise.all([this.workRoot, this.uploadDir].map((dir) => mkdir(dir, { recursive: true })));
-    this.unobserve = observer.onChange((change) => this.watchSilence(change));
+    this.unobserve = observer.onChange((change) => this.lifecycle.watchSilence(change));
   }
 
   /** Calls `listener` with every job the runner created or changed; returns the unsubscribe function. */
   onJobChange(listener: (job: Job) => void): () => void {
-    this.jobListeners.add(listener);
-    return () => this.jobListeners.delete(listener);
+    return this.lifecycle.onJobChange(listener);
   }
 
   /** Tells the listeners about a job the runner or the queue changed. */
   changed(job: Job): Job {
-    for (const listener of this.jobListeners) {
-      try {
-        listener(job);
-      } catch (error) {
-        this.options.logger.error({ err: error, job: job.id }, 'job listener failed');
-      }
-    }
-    return job;
+    return this.lifecycle.changed(job);
   }
 
   /** Whether a job of this service is on its way to or printing on the machine. */
   isBusy(machineId: string): boolean {
-    return this.busy.has(machineId);
+    return this.lifecycle.busyWith(machineId) !== undefined;
   }
 
   /** Percent printed of a job: the machine's progress while printing, 100 once completed, else null. */
@@ -164,7 +131,7 @@ export class JobRunner {
     this.unobserve?.();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all([...this.flights.values()].map((flight) => flight.settled)),
+      Promise.all([...this.lifecycle.inFlight()].map((flight) => flight.settled)),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, timeoutMs);
       }),
@@ -174,10 +141,7 @@ export class JobRunner {
 
   /** The job holding `machineId` (slicing, uploading or printing), null when it is free. */
   currentJob(machineId: string): CurrentJob | null {
-    for (const flight of this.flights.values()) {
-      if (flight.machineId === machineId) return { id: flight.jobId, status: flight.status };
-    }
-    return null;
+    return this.lifecycle.currentJob(machineId);
   }
 
   /**
@@ -185,7 +149,7 @@ export class JobRunner {
    * answered `error`. Printing jobs are left to their machines.
    */
   cancelPreparations(reason: string, error: ServiceError): void {
-    for (const flight of this.flights.values()) {
+    for (const flight of this.lifecycle.inFlight()) {
       if (flight.handedOver) continue;
       flight.cancelReason ??= reason;
       flight.cancelError ??= error;
@@ -218,7 +182,7 @@ export class JobRunner {
     const { store, machines } = this.options;
     const entry = machines.require(parameters.machine_id);
     const machineId = entry.id;
-    this.reserve(machineId, 'another print request');
+    this.lifecycle.reserve(machineId, 'another print request');
     let workDir: string | undefined;
     let launched = false;
     try {
@@ -241,7 +205,7 @@ export class JobRunner {
           owner,
         }),
       );
-      this.busy.set(machineId, `job ${jobId}`);
+      this.lifecycle.relabel(machineId, `job ${jobId}`);
       launched = true;
       return await this.launch(job, entry, designPath, workDir, {
         clientGone,
@@ -250,7 +214,7 @@ export class JobRunner {
       });
     } catch (error) {
       // Once launched, the launch itself has released the machine (someone else may hold it by now).
-      if (!launched) await this.freeMachine(machineId, workDir);
+      if (!launched) await this.lifecycle.freeMachine(machineId, workDir);
       throw error;
     }
   }
@@ -263,12 +227,12 @@ export class JobRunner {
    */
   async dispatch(job: Job, entry: RegisteredMachine): Promise<'started' | 'not-ready' | 'failed'> {
     const machineId = entry.id;
-    if (this.busy.has(machineId) || !job.designPath) return 'not-ready';
-    this.reserve(machineId, `job ${job.id}`);
+    if (this.isBusy(machineId) || !job.designPath) return 'not-ready';
+    this.lifecycle.reserve(machineId, `job ${job.id}`);
     try {
       await this.assertReady(entry);
     } catch {
-      await this.freeMachine(machineId, undefined);
+      await this.lifecycle.freeMachine(machineId, undefined);
       return 'not-ready';
     }
     const workDir = join(this.workRoot, job.id);
@@ -283,8 +247,8 @@ export class JobRunner {
       return 'started';
     } catch (error) {
       if (!launched) {
-        await this.freeMachine(machineId, workDir);
-        const message = this.describeFailure(error, job.id);
+        await this.lifecycle.freeMachine(machineId, workDir);
+        const message = this.lifecycle.describeFailure(error, job.id);
         this.changed(await this.options.store.setStatus(job.id, 'failed', message));
       }
       return 'failed';
@@ -299,7 +263,7 @@ export class JobRunner {
   async clear(machineId: string): Promise<ObservedMachine> {
     const { machines, observer, store } = this.options;
     const entry = machines.require(machineId);
-    const busyWith = this.busy.get(entry.id);
+    const busyWith = this.lifecycle.busyWith(entry.id);
     if (busyWith)
       throw new MachineError(
         'MachineBusy',
@@ -343,7 +307,7 @@ export class JobRunner {
         `job ${id} was submitted by ${job.owner === null ? 'no key' : `the key "${job.owner}"`}; cancelling another key's job needs the "control" scope`,
       );
     }
-    const flight = this.flights.get(id);
+    const flight = this.lifecycle.flight(id);
     if (!flight || isFinal(job.status)) throw new Conflict(`job ${id} is already ${job.status}`);
     flight.cancelReason ??= 'cancelled by request';
     if (job.status === 'printing') {
@@ -353,14 +317,6 @@ export class JobRunner {
     }
     await flight.settled;
     return this.get(id);
-  }
-
-  /** Takes the machine's one job slot synchronously (concurrent requests get exactly one). */
-  private reserve(machineId: string, what: string): void {
-    const busyWith = this.busy.get(machineId);
-    if (busyWith) throw new MachineError('MachineBusy', `machine "${machineId}" is busy with ${busyWith}`);
-    this.busy.set(machineId, what);
-    this.options.observer.setBusy(machineId, true);
   }
 
   /** Only an idle machine whose bed is confirmed clear takes a job; the status is read now, not cached. */
@@ -386,7 +342,7 @@ export class JobRunner {
     const { store, machines } = this.options;
     const jobId = job.id;
     const machineId = entry.id;
-    const flight = this.track(jobId, machineId);
+    const flight = this.lifecycle.track(jobId, machineId);
     const parameters = job.parameters;
     onAbort(options.clientGone, () => {
       if (flight.handedOver) return;
@@ -394,7 +350,7 @@ export class JobRunner {
       flight.controller.abort();
     });
     try {
-      this.changed(await this.advance(flight, 'slicing'));
+      await this.lifecycle.advance(flight, 'slicing');
       const signal = flight.controller.signal;
       const prepared = await preparePrint({
         uploadPath: designPath,
@@ -411,7 +367,7 @@ export class JobRunner {
       });
       signal.throwIfAborted();
       if (prepared.estimate) await store.setEstimate(jobId, prepared.estimate);
-      this.changed(await this.advance(flight, 'uploading'));
+      await this.lifecycle.advance(flight, 'uploading');
       const active = await entry.machine.print({
         jobId,
         jobName: parameters.job_name,
@@ -425,216 +381,35 @@ export class JobRunner {
       // has the job's answer sees it idle until the next poll (backends that push would say it soon,
       // a USB printer does not push).
       await this.options.observer.refresh(entry.id).catch(() => undefined);
-      const printing = this.changed(await this.advance(flight, 'printing'));
-      void this.follow(flight, active.finished, workDir);
+      const printing = await this.lifecycle.advance(flight, 'printing');
+      void this.lifecycle.follow(flight, active.finished, workDir);
       return printing;
     } catch (error) {
       const cancelled = flight.controller.signal.aborted;
       // Only a print the machine had started can have left something on the bed.
-      await this.releaseMachine(flight, workDir, flight.handedOver);
+      await this.lifecycle.releaseMachine(flight, workDir, flight.handedOver);
       if (options.forgetRefused && !cancelled && error instanceof ServiceError && error.statusCode < 500) {
         // Refused (bad design, slicer failure, machine refusal): the answer is the error, not a job.
         try {
           await store.delete(jobId);
         } finally {
-          this.settle(flight);
+          this.lifecycle.settle(flight);
         }
         throw error;
       }
       const status: JobStatus = cancelled ? 'cancelled' : 'failed';
-      const message = cancelled ? (flight.cancelReason ?? 'cancelled') : this.describeFailure(error, jobId);
+      const message = cancelled
+        ? (flight.cancelReason ?? 'cancelled')
+        : this.lifecycle.describeFailure(error, jobId);
       try {
-        await this.finish(flight, status, message);
+        await this.lifecycle.finish(flight, status, message);
       } finally {
-        this.settle(flight);
+        this.lifecycle.settle(flight);
       }
       if (!cancelled) throw error;
       throw flight.cancelError ?? new Conflict(`job ${jobId} was cancelled before it started printing`);
     }
   }
-
-  /** Keeps a message on the printing job while its machine does not answer, and drops it once it does. */
-  private watchSilence(change: MachineChange): void {
-    if (change.kind !== 'state') return;
-    const { id, offlineSince } = change.machine;
-    const jobId = this.busy.get(id)?.replace(/^job /, '');
-    const flight = jobId ? this.flights.get(jobId) : undefined;
-    const flagged = this.silent.get(id);
-    if (offlineSince !== null && flight && flagged !== flight.jobId) {
-      this.silent.set(id, flight.jobId);
-      const message = `machine "${id}" has not answered since ${new Date(offlineSince).toISOString()}; the job fails only if it stays silent beyond the machine's grace period, and goes on if the machine is found still printing it`;
-      void this.options.store.setMessage(flight.jobId, message).then((job) => job && this.changed(job));
-    } else if (offlineSince === null && flagged) {
-      this.silent.delete(id);
-      void this.options.store.setMessage(flagged, null).then((job) => job && this.changed(job));
-    }
-  }
-
-  private track(jobId: string, machineId: string): Flight {
-    let markSettled!: () => void;
-    const settled = new Promise<void>((resolve) => {
-      markSettled = resolve;
-    });
-    const flight: Flight = {
-      jobId,
-      machineId,
-      handedOver: false,
-      status: 'queued',
-      controller: new AbortController(),
-      cancelReason: null,
-      cancelError: null,
-      settled,
-      markSettled,
-    };
-    this.flights.set(jobId, flight);
-    return flight;
-  }
-
-  /** Records the job's next status, in the store and for `current_job`. */
-  private advance(flight: Flight, status: JobStatus): Promise<Job> {
-    flight.status = status;
-    return this.options.store.setStatus(flight.jobId, status);
-  }
-
-  /**
-   * Releases the machine, then records the end of a print it had started: a client that sees the job
-   * final may print again at once, so the machine must already be free by then.
-   */
-  private async follow(flight: Flight, finished: Promise<PrintOutcome>, workDir: string): Promise<void> {
-    const outcome = await finished.catch(
-      (error: unknown): PrintOutcome => ({
-        status: 'failed',
-        message: this.describeFailure(error, flight.jobId),
-      }),
-    );
-    const message =
-      outcome.status === 'failed'
-        ? outcome.message
-        : outcome.status === 'cancelled'
-          ? (flight.cancelReason ?? 'the print was stopped on the machine')
-          : null;
-    const entry = this.options.machines.get(flight.machineId);
-    let bedAwaits = true;
-    if (entry?.common.autoClear && outcome.status !== 'failed') {
-      // The printer clears its own bed; Klipper still has to forget the finished file to read idle.
-      bedAwaits = false;
-      await entry.machine.clear?.().catch((error: unknown) => {
-        this.options.logger.warn({ err: error, machine: flight.machineId }, 'automatic clear failed');
-      });
-    }
-    await this.releaseMachine(flight, workDir, bedAwaits);
-    try {
-      await this.finish(flight, outcome.status, message);
-    } catch (error) {
-      this.options.logger.error({ err: error, job: flight.jobId }, 'could not record the end of a job');
-    } finally {
-      this.settle(flight);
-    }
-  }
-
-  private async finish(flight: Flight, status: JobStatus, message: string | null): Promise<void> {
-    // A completed queue job's kept design is no longer needed (a failed one stays for a requeue). It goes
-    // before the status is recorded: whoever sees the job completed must no longer find its file.
-    if (status === 'completed') await this.dropKeptDesign(flight.jobId);
-    const job = await this.options.store.setStatus(flight.jobId, status, message);
-    this.changed(job);
-    this.options.metrics.jobFinished(status as 'completed' | 'failed' | 'cancelled');
-    this.options.logger.info(
-      { job: flight.jobId, machine: flight.machineId, status, message },
-      'job finished',
-    );
-  }
-
-  private async dropKeptDesign(jobId: string): Promise<void> {
-    const designPath = (await this.options.store.get(jobId))?.designPath;
-    if (!designPath) return;
-    await rm(designPath, { force: true }).catch(() => undefined);
-    await this.options.store.dropDesign(jobId);
-  }
-
-  /**
-   * Records that the print's remains await a clear (when they do), before the machine is freed: the queue
-   * must never see the machine free with an unconfirmed bed.
-   */
-  private async releaseMachine(
-    flight: Flight,
-    workDir: string | undefined,
-    bedAwaits: boolean,
-  ): Promise<void> {
-    if (bedAwaits) {
-      const since = new Date().toISOString();
-      try {
-        await this.options.store.markBedAwaiting(flight.machineId, since, flight.jobId);
-      } catch (error) {
-        this.options.logger.error({ err: error, machine: flight.machineId }, 'could not record the bed');
-      }
-      this.options.observer.setAwaitingClear(flight.machineId, since);
-    }
-    this.silent.delete(flight.machineId);
-    await this.freeMachine(flight.machineId, workDir);
-  }
-
-  /** Removes the job's files and lets the machine take the next job. */
-  private async freeMachine(machineId: string, workDir: string | undefined): Promise<void> {
-    if (workDir) {
-      await rm(workDir, { recursive: true, force: true }).catch((error: unknown) => {
-        this.options.logger.warn({ err: error, workDir }, 'could not remove a job directory');
-      });
-    }
-    this.busy.delete(machineId);
-    this.options.observer.setBusy(machineId, false);
-    // The machine's own state may have moved on while it was busy (e.g. Klipper `complete`).
-    void this.options.observer.refresh(machineId).catch(() => undefined);
-  }
-
-  /** Wakes whoever waits for the job to be final (cancel); its status is recorded by then. */
-  private settle(flight: Flight): void {
-    this.flights.delete(flight.jobId);
-    flight.markSettled();
-  }
-
-  /** The message a failed job keeps: the domain error's own words, never internals. */
-  private describeFailure(error: unknown, jobId: string): string {
-    if (error instanceof ServiceError) return error.message;
-    this.options.logger.error({ err: error, job: jobId }, 'job failed with an unexpected error');
-    return 'internal error (see the service log)';
-  }
-}
-
-/** Only an idle machine takes a job, as in the anchor; an offline one is reported as such. */
-function assertIdle(machineId: string, state: MachineState): void {
-  if (state.state === 'idle') return;
-  if (state.state === 'offline')
-    throw new MachineError('MachineOffline', `machine "${machineId}" is offline`);
-  // A failed machine is not busy: say what is wrong with it, so the person knows what to clear.
-  if (state.state === 'failed')
-    throw new MachineError(
-      'MachineRejected',
-      `machine "${machineId}" reports a failure${state.message ? `: ${state.message}` : ''}; clear it before printing`,
-    );
-  // The device remembers a finished print (Klipper `complete`): a person has to look at the bed.
-  if (state.state === 'complete')
-    throw new MachineError(
-      'MachineNotReady',
-      `machine "${machineId}" has finished a print that is still on its bed: remove it, then confirm with POST /machines/${machineId}/clear`,
-    );
-  throw new MachineError('MachineBusy', `machine "${machineId}" is ${state.state}, not idle`);
-}
-
-/** `filament_idx` must name one of the machine's filaments (those it reports, else the configured ones). */
-function assertFilament(
-  entry: RegisteredMachine,
-  status: MachineStatus | undefined,
-  parameters: JobParameters,
-): void {
-  const index = parameters.slicer_configuration?.filament_idx;
-  if (index === undefined || index === null) return;
-  const filaments = status?.hardware?.filaments.length ?? entry.common.filaments.length;
-  if (index < filaments) return;
-  throw new BadRequest(
-    `slicer_configuration.filament_idx ${index} does not index a filament of machine "${entry.id}": ` +
-      (filaments === 0 ? 'it has no filaments configured' : `it has ${filaments} (0 to ${filaments - 1})`),
-  );
 }
 
 /** Runs `listener` once when `signal` aborts (at once if it already has). */
@@ -642,24 +417,6 @@ function onAbort(signal: AbortSignal | undefined, listener: () => void): void {
   if (!signal) return;
   if (signal.aborted) listener();
   else signal.addEventListener('abort', listener, { once: true });
-}
-
-/**
- * The filament to slice with: the one asked for, else for a queued job with a material constraint the
- * machine's filament of that material (the loaded one first), else the loaded one.
- */
-function filamentIndexFor(job: Job, entry: RegisteredMachine): number | undefined {
-  const asked = job.parameters.slicer_configuration?.filament_idx;
-  if (asked !== undefined && asked !== null) return asked;
-  const loaded = entry.common.loadedFilamentIdx;
-  const material = job.constraints?.material;
-  if (material) {
-    const filaments = entry.common.filaments;
-    if (loaded !== null && filaments[loaded]?.material.type === material) return loaded;
-    const index = filaments.findIndex((filament) => filament.material.type === material);
-    if (index >= 0) return index;
-  }
-  return loaded ?? undefined;
 }
 
 /** The upload's extension, lower-cased and reduced to safe characters (the content decides the type). */

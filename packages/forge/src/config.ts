@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type Static, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import { parse as parseToml } from 'smol-toml';
+import { type Static, Type } from 'typebox';
+import { Value } from 'typebox/value';
 
 /** The TOML config file (every key optional; flags and FORGE_DATABASE_URL override it). */
 export const ConfigFileSchema = Type.Object(
@@ -129,9 +129,9 @@ export function readConfigFile(path: string): ConfigFile {
   } catch (error) {
     throw new Error(`config ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const first = Value.Errors(ConfigFileSchema, raw).First();
+  const [first] = Value.Errors(ConfigFileSchema, raw);
   if (first) {
-    const key = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+    const key = first.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(root)';
     throw new Error(`config ${path}: key "${key}": ${first.message}`);
   }
   return raw as ConfigFile;

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { prepareArchive } from '../services/archives.js';
 import { UnitType } from '../services/units.js';
 import { sendArchive } from '../web/archives.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import { type CommitParts, toCommit, toReference } from '../convert/commit.js';
 import { Invalid } from '../errors.js';
 import { getRepoCommit, listRepoCommits, listRepoRefs } from '../services/commits.js';

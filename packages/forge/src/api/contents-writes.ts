@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { requireUser } from '../auth/guards.js';
 import { UNSIGNED_VERIFICATION } from '../convert/commit.js';
 import { toContentsResponse, toFileCommitResponse } from '../convert/contents.js';

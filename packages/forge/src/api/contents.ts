@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import contentDisposition from 'content-disposition';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { entryType, toContentsResponse } from '../convert/contents.js';
 import { OCTET_STREAM, servedContentType } from '../services/content-types.js';
 import { type ContentsEntry, getContents, getRawFile, type RawFile } from '../services/contents.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { checkPublicOnly, requireScopes, requireUser } from '../auth/guards.js';
 import { toOrganization, toTeam } from '../convert/org.js';
 import {

@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { requireUser } from '../auth/guards.js';
 import { toAttachment } from '../convert/attachment.js';
 import { BadRequest } from '../errors.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { checkPublicOnly, requireScopes, requireUser } from '../auth/guards.js';
 import { toRepositoryView } from '../convert/repository.js';
 import { getOrganization, isOrgVisibleTo, orgNotFound } from '../services/orgs.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireUser } from '../auth/guards.js';
 import { toTeam } from '../convert/org.js';
 import type { RepoContext } from '../services/repo-context.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireScopes, requireUser } from '../auth/guards.js';
 import { toBranch, toRepository } from '../convert/repository.js';
 import { toUser } from '../convert/user.js';

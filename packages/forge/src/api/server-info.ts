@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { GITEA_COMPAT_VERSION } from '../version.js';
 import type { ApiRouteOptions } from './route-options.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { requireScopes, requireSiteAdmin, requireUser } from '../auth/guards.js';
 import { rfc3339 } from '../convert/time.js';
 import { NotFound } from '../errors.js';

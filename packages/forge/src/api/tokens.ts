@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { requireBasicAuth, requireScopes, requireSelfOrAdmin, requireUser } from '../auth/guards.js';
 import { TokenScope } from '../auth/scopes.js';
 import { createAccessToken, deleteAccessToken, listAccessTokens } from '../services/tokens.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { PathUser } from '../auth/context.js';
 import { requireScopes } from '../auth/guards.js';
 import { keptAnswers } from '../cache/kept-answers.js';

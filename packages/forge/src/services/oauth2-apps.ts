@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import { generateClientSecret, tokenMatches } from '../auth/secrets.js';
 import { Invalid, NotFound } from '../errors.js';
 import {

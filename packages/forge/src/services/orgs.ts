@@ -1,4 +1,4 @@
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import { Forbidden, Invalid, NotFound } from '../errors.js';
 import { insertOrganization, listMemberOrganizations } from '../store/orgs.js';
 import { AccessMode, type UserRow, UserType, type UserUpdate, Visibility } from '../store/schema.js';

@@ -1,4 +1,4 @@
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import { BadRequest, Forbidden, Invalid, NotFound } from '../errors.js';
 import { findTeamByName } from '../store/orgs.js';
 import {

@@ -2,8 +2,9 @@
  * The seed's Releases rules 1–7 and the tag-only → release transition, with Gitea's behaviour where the
  * seed is silent (routers/api/v1/repo/release.go, services/release/release.go).
  */
-import type { Static } from '@sinclair/typebox';
+
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import { Conflict, Invalid, NotFound } from '../errors.js';
 import {
   commitsBetween,

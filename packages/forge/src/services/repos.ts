@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import { BadRequest, Conflict, Forbidden, Invalid, NotFound } from '../errors.js';
 import {
   assertValidRefName,

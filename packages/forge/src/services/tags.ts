@@ -1,4 +1,4 @@
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import { Conflict, Invalid, NotFound } from '../errors.js';
 import {
   commitsBetween,

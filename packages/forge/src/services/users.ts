@@ -1,4 +1,4 @@
-import type { Static } from '@sinclair/typebox';
+import type { Static } from 'typebox';
 import type { PathUser } from '../auth/context.js';
 import { hashPassword, verifyPassword } from '../auth/secrets.js';
 import { BadRequest, Invalid, NotFound } from '../errors.js';

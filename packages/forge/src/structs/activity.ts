@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { PageQuery, QueryBool, QueryDate } from './query.js';
 import { UserSchema } from './user.js';
 

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { CommitMetaSchema, CommitUserSchema, CommitVerificationSchema } from './commit.js';
 import { QueryString } from './query.js';
 

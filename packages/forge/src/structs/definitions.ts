@@ -3,7 +3,7 @@
  * document (api/api-document.ts) refers to these wherever a route or another struct uses the same schema
  * object, so a shape is written once, here in structs/, and named once, here.
  */
-import type { TSchema } from '@sinclair/typebox';
+import type { TSchema } from 'typebox';
 import { ActivitySchema } from './activity.js';
 import { CreateKeyOptionSchema, PublicKeySchema } from './key.js';
 import { CreateOAuth2ApplicationOptionsSchema, OAuth2ApplicationSchema } from './oauth2.js';

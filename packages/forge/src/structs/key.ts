@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { UserSchema } from './user.js';
 
 /** Gitea's `PublicKey` (several keys are `omitempty`). */

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 
 /** Gitea's `OAuth2Application`; `client_secret` is non-empty only when the secret was just generated. */
 export const OAuth2ApplicationSchema = Type.Object({

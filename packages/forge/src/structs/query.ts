@@ -4,7 +4,7 @@
  * the validator. `x-param-type` records the type Gitea's API document gives the parameter; the forge's own
  * document (api/api-document.ts) is generated from it.
  */
-import { type TString, Type } from '@sinclair/typebox';
+import { type TString, Type } from 'typebox';
 
 /** Annotation keyword the validator must know (registered in api/app.ts). */
 export const PARAM_TYPE_KEYWORD = 'x-param-type';

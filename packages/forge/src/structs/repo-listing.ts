@@ -1,5 +1,5 @@
 /** Query parameters of the repository listings, as Gitea's API document names and types them. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { PageQuery, QueryBool, QueryInt64, QueryString } from './query.js';
 
 /** `GET /repos/search`. */

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { UserSchema } from './user.js';
 
 /** `permissions` of a Repository as seen by the caller. */

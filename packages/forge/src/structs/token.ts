@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 
 /** Gitea's `AccessToken`; `sha1` is the plain token, non-empty only in the create response. */
 export const AccessTokenSchema = Type.Object({

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { PageQuery, QueryInt64, QueryString } from './query.js';
 
 /** Gitea's `User` (modules/structs/user.go), in its emitted field order, plus the duplicate `username`. */

@@ -128,7 +128,7 @@ export class BambuJpegSource implements CameraSource {
         finish(
           !framed && NETWORK_ERRORS.has(error.code ?? '')
             ? cameraUnreachable(`${where} could not be reached (${error.code})`)
-            : cameraBadAnswer(`${where} broke the TLS session: ${error.message}`),
+            : cameraBadAnswer(`${where} broke the TLS session (${error.code ?? error.message})`),
         );
       });
       socket.once('close', () =>

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Generated, Kysely, type Migration, Migrator, SqliteDialect, sql } from 'kysely';
+import { type NotifyTables, notifyMigration } from '../notify/tables.js';
 
 export interface JobsTable {
   id: string;
@@ -71,7 +72,7 @@ export interface StoredFilesTable {
   created_at: string;
 }
 
-export interface JobDatabase {
+export interface JobDatabase extends NotifyTables {
   jobs: JobsTable;
   api_keys: ApiKeysTable;
   stored_files: StoredFilesTable;
@@ -187,6 +188,7 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '030_notifications': notifyMigration,
 };
 
 /** Opens (creating if needed) `<dataDir>/machine-api.sqlite` and brings its schema up to date. */

@@ -13,6 +13,8 @@ import { normaliseOrigin } from './access/origins.js';
 import { DEFAULT_DESIGN_LIMITS, type DesignLimits } from './design/limits.js';
 import type { MachineBackend } from './machines/backend.js';
 import { FILAMENT_MATERIALS, type Volume } from './machines/machine.js';
+import { NewNotificationTarget } from './notify/schemas.js';
+import { type TargetSettings, targetProblem } from './notify/targets.js';
 import type { SlicerConfig } from './slicer/slicer.js';
 
 /** A configuration that cannot be used; the message says where and what was expected. */
@@ -65,6 +67,8 @@ const CommonKeys = Type.Object({
       timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
     }),
   ),
+  /** Names for groups of machines, e.g. `["bambu", "basement"]`; notification filters may name them. */
+  tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', maxLength: 64 }))),
 });
 const COMMON_KEY_NAMES = Object.keys(CommonKeys.properties);
 
@@ -104,6 +108,13 @@ const ServerKeys = Type.Object({
   max_triangles: Type.Integer({ minimum: 1, default: DEFAULT_DESIGN_LIMITS.maxTriangles }),
   /** Vertices of one indexed-mesh design (3MF, OBJ). */
   max_vertices: Type.Integer({ minimum: 1, default: DEFAULT_DESIGN_LIMITS.maxVertices }),
+  // Notifications (notify/): when the two waiting conditions become events.
+  /** A bed awaiting `POST /machines/{id}/clear` this long sends `machine.awaiting_clear`. */
+  awaiting_clear_minutes: Type.Number({ exclusiveMinimum: 0, default: 30 }),
+  /** A job waiting in the queue this long sends `queue.waiting`. */
+  queue_wait_minutes: Type.Number({ exclusiveMinimum: 0, default: 60 }),
+  /** The address people reach the service at (`https://printers.example.com`); messages link into its dashboard. */
+  public_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
 });
 export type ServerSettings = Static<typeof ServerKeys>;
 
@@ -150,6 +161,8 @@ export interface CommonMachineConfig {
   autoClear: boolean;
   /** The machine's HTTP camera (`camera = {…}`), or null for the device's own (if it has one). */
   camera: CameraConfig | null;
+  /** Group names of the machine (notification filters). */
+  tags: string[];
 }
 
 export interface CameraConfig {
@@ -176,6 +189,8 @@ export interface ServiceConfig {
   cameras: CameraSettings;
   /** Sorted by id. */
   machines: MachineDefinition[];
+  /** The `[[notify]]` targets, in file order. */
+  notify: TargetSettings[];
 }
 
 const MACHINE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -242,7 +257,26 @@ export function parseConfig(
       const settings = checked(backend.schema, own, where);
       return { id, backend, common: commonConfig(common, where, dirname(file)), settings };
     });
-  return { file, server, cameras, machines };
+  return { file, server, cameras, machines, notify: notifyTargets(document.notify, file) };
+}
+
+/** The `[[notify]]` tables: each checked against the API's target shape and the kind's rules. */
+function notifyTargets(value: unknown, file: string): TargetSettings[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value))
+    throw new ConfigError(`${file}: "notify" must be an array of tables, written [[notify]]`);
+  const names = new Set<string>();
+  return value.map((entry, index) => {
+    const where = `${file}: [[notify]] #${index + 1}${isTable(entry) && typeof entry.name === 'string' ? ` (${entry.name})` : ''}`;
+    if (!isTable(entry)) throw new ConfigError(`${where}: expected a table`);
+    const settings = checked(NewNotificationTarget, entry, where) as TargetSettings;
+    const problem = targetProblem(settings);
+    if (problem) throw new ConfigError(`${where}: ${problem}`);
+    if (names.has(settings.name))
+      throw new ConfigError(`${where}: key "name": "${settings.name}" is used by another [[notify]] table`);
+    names.add(settings.name);
+    return settings;
+  });
 }
 
 function commonConfig(
@@ -276,6 +310,7 @@ function commonConfig(
     maxPartVolume: keys.max_part_volume ?? null,
     autoClear: keys.auto_clear ?? false,
     camera: cameraConfig(keys.camera, where),
+    tags: keys.tags ?? [],
   };
 }
 

@@ -18,12 +18,15 @@ import { ServiceError } from './errors.js';
 import { EventHistory } from './events/history.js';
 import { publishFarmEvents } from './events/sources.js';
 import { openJobDatabase } from './jobs/database.js';
+import { isFinal } from './jobs/job.js';
 import { JobRunner } from './jobs/runner.js';
 import { JobStore } from './jobs/store.js';
 import { backends } from './machines/backends.js';
 import { MachineObserver } from './machines/observer.js';
 import { MachineRegistry } from './machines/registry.js';
 import { ServiceMetrics } from './metrics.js';
+import { jobPhotoSource } from './notify/photos.js';
+import { createNotifications } from './notify/wiring.js';
 import { FileStore } from './octoprint/file-store.js';
 import { StoredFiles } from './octoprint/stored-files.js';
 import { printSubmitter } from './octoprint/submit.js';
@@ -118,6 +121,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const stopPhotos = jobs.onJobChange(photos.onJobChange);
   const events = new EventHistory();
   const stopEvents = publishFarmEvents(events, { observer, runner: jobs, queue });
+  const notifications = createNotifications({
+    db,
+    logger,
+    server: config.server,
+    targets: config.notify,
+    machineTags: new Map(config.machines.map((machine) => [machine.id, machine.common.tags])),
+    bus: events,
+    queue,
+    runner: jobs,
+    photoFor: jobPhotoSource({
+      photoFor: (jobId) => photos.photoFor(jobId),
+      hasCamera: (machineId) => cameras.status(machineId) !== null,
+      jobOf: async (jobId) => {
+        const job = await jobs.get(jobId);
+        return { machineId: job.machineId, finished: isFinal(job.status) };
+      },
+    }),
+  });
   const maxUploadBytes = Math.floor(config.server.max_upload_mib * 1024 * 1024);
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let advertisement: Advertisement | undefined;
@@ -155,6 +176,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       observer.close();
       await machines.close();
       await jobs.drain(1500);
+      await notifications.close();
       stopPhotos();
       cameras.close();
       await photos.drain();
@@ -167,6 +189,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await jobs.start();
     await files.start();
     await photos.start();
+    await notifications.start();
     const submit = printSubmitter(jobs, queue);
     app = await buildApp({
       logger,
@@ -184,6 +207,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       submit,
       cameras,
       photos,
+      notifications: notifications.service,
     });
     await queue.start();
     const url = await app.listen({ host: options.host, port: options.port });

@@ -45,6 +45,7 @@ type = "Noop"
       maxPartVolume: null,
       autoClear: false,
       camera: null,
+      tags: [],
     });
     expect(nada.settings).toMatchObject({ state: { state: 'idle' }, progress: 10, print_seconds: 10 });
     expect(config.server).toEqual({
@@ -59,6 +60,8 @@ type = "Noop"
       max_3mf_compression_ratio: 100,
       max_triangles: 5000000,
       max_vertices: 5000000,
+      awaiting_clear_minutes: 30,
+      queue_wait_minutes: 60,
     });
   });
 

@@ -5,7 +5,7 @@
  *   read     every GET (machines, jobs, files, events, metrics unless open)
  *   print    POST /print, POST /queue, slicer uploads, printing stored files, cancelling/requeueing OWN jobs
  *   control  pause/resume/stop/clear a machine, cancel/requeue/change ANY job
- *   admin    managing keys; implies every other scope (an admin can mint any key anyway, so withholding
+ *   admin    managing keys and notification targets, reading the delivery log; implies every other scope (an admin can mint any key anyway, so withholding
  *            a scope from it would only be friction)
  */
 
@@ -103,6 +103,8 @@ export function ruleFor(method: string, route: string | undefined, options: Rule
     if (route === '/ui' || route === '/ui/' || route.startsWith('/ui/')) return OPEN;
     if (route === '/metrics') return options.metricsOpen ? OPEN : scope('read');
     if (route.startsWith('/keys')) return scope('admin');
+    // Targets hold chat ids, addresses and URLs; the log shows what went where: both are the admin's.
+    if (route.startsWith('/notifications')) return scope('admin');
     const octoprint = /^\/octoprint\/:target\/(.+)$/.exec(route);
     if (octoprint && OCTOPRINT_HANDSHAKE.has(octoprint[1] ?? '')) return KEY;
     return scope('read');

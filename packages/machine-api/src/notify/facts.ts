@@ -56,7 +56,10 @@ export function jobNotification(event: NotifyEvent, job: JobFacts): Notification
     job.material?.filament_used_g != null ? `, ${job.material.filament_used_g.toFixed(1)} g of filament` : '';
   const texts: Partial<Record<NotifyEvent, [string, string]>> = {
     'job.started': [`Started: ${job.name}`, `${job.name} (${job.file_name}) started printing${on}.`],
-    'job.completed': [`Completed: ${job.name}`, `${job.name} (${job.file_name}) completed${on}${took}${material}.`],
+    'job.completed': [
+      `Completed: ${job.name}`,
+      `${job.name} (${job.file_name}) completed${on}${took}${material}.`,
+    ],
     'job.failed': [
       `Failed: ${job.name}`,
       `${job.name} (${job.file_name}) failed${on}${took}${job.message ? `: ${job.message}` : '.'}`,

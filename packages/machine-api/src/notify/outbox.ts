@@ -74,7 +74,11 @@ export class Outbox {
    * Records `payload` for `target` (held for a digest when its burst limit is reached) and wakes the
    * worker. Resolves once the row is written.
    */
-  async enqueue(target: Target, payload: NotificationPayload, options: { bypassBurst?: boolean } = {}): Promise<DeliveryRow> {
+  async enqueue(
+    target: Target,
+    payload: NotificationPayload,
+    options: { bypassBurst?: boolean } = {},
+  ): Promise<DeliveryRow> {
     const { store } = this.options;
     const now = new Date();
     let holdUntil: string | null = null;
@@ -83,7 +87,9 @@ export class Outbox {
       const windowMs = burst.minutes * 60_000;
       const held = await store.heldUntil(target.id);
       if (held) holdUntil = held;
-      else if ((await store.countSentSince(target.id, new Date(now.getTime() - windowMs).toISOString())) >= burst.max) {
+      else if (
+        (await store.countSentSince(target.id, new Date(now.getTime() - windowMs).toISOString())) >= burst.max
+      ) {
         holdUntil = new Date(now.getTime() + windowMs).toISOString();
       }
     }
@@ -123,7 +129,9 @@ export class Outbox {
         await this.sweep();
       } while (this.sweepAgain && !this.closed);
     })()
-      .catch((error: unknown) => this.options.logger.error({ err: error }, 'notification outbox sweep failed'))
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error }, 'notification outbox sweep failed'),
+      )
       .finally(() => {
         this.sweeping = null;
       });
@@ -216,7 +224,14 @@ export class Outbox {
     await store.markAttemptFailed(row.id, { status: result.status, response, error }, next);
     // The target's name and the scrubbed reason only: never its URL or any secret.
     logger.warn(
-      { target: settings.name, delivery: row.id, attempt: row.attempts, status: result.status, error, retry_at: next },
+      {
+        target: settings.name,
+        delivery: row.id,
+        attempt: row.attempts,
+        status: result.status,
+        error,
+        retry_at: next,
+      },
       next ? 'notification attempt failed; will retry' : 'notification failed',
     );
   }

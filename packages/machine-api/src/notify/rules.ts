@@ -78,7 +78,12 @@ export const MAX_BACKOFF_MS = 60 * 60 * 1000;
  * otherwise `retry_seconds` doubled per attempt, with ±20 % jitter so that many deliveries to a target
  * that comes back do not all arrive in the same instant; never more than an hour.
  */
-export function backoffMs(settings: TargetSettings, attempts: number, retryAfterSeconds?: number, random = Math.random()): number {
+export function backoffMs(
+  settings: TargetSettings,
+  attempts: number,
+  retryAfterSeconds?: number,
+  random = Math.random(),
+): number {
   if (retryAfterSeconds !== undefined) return Math.min(MAX_BACKOFF_MS, Math.max(0, retryAfterSeconds * 1000));
   const base = (settings.retry_seconds ?? DEFAULTS.retry_seconds) * 1000 * 2 ** Math.max(0, attempts - 1);
   return Math.min(MAX_BACKOFF_MS, base * (0.8 + 0.4 * random));

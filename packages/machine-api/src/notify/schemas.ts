@@ -37,11 +37,14 @@ const targetFields = {
   }),
   kind: Type.Unsafe<TargetKind>({ type: 'string', enum: [...TARGET_KINDS], description: 'Where it goes.' }),
   enabled: Type.Boolean({ description: 'A disabled target receives nothing (default true).' }),
-  events: Type.Array(Type.Unsafe<(typeof NOTIFY_EVENTS)[number]>({ $ref: 'NotifyEventName' }), {
-    maxItems: NOTIFY_EVENTS.length,
-    uniqueItems: true,
-    description: 'Events sent to this target; absent: all of them.',
-  }),
+  events: Type.Array(
+    Type.Unsafe<(typeof NOTIFY_EVENTS)[number]>({ type: 'string', enum: [...NOTIFY_EVENTS] }),
+    {
+      maxItems: NOTIFY_EVENTS.length,
+      uniqueItems: true,
+      description: 'Events sent to this target; absent: all of them.',
+    },
+  ),
   machines: Type.Array(text(64, 'a machine id or a tag of machines'), {
     maxItems: 256,
     uniqueItems: true,
@@ -63,7 +66,7 @@ const targetFields = {
   burst: Type.Object(
     {
       max: Type.Integer({ minimum: 1, maximum: 1000, description: 'Messages sent at once per window.' }),
-      minutes: Type.Number({ exclusiveMinimum: 0, maximum: 1440, description: 'Length of the window.' }),
+      minutes: Type.Number({ minimum: 0.01, maximum: 1440, description: 'Length of the window.' }),
     },
     {
       additionalProperties: false,
@@ -72,33 +75,49 @@ const targetFields = {
     },
   ),
   timeout_seconds: Type.Number({
-    exclusiveMinimum: 0,
+    minimum: 0.1,
     maximum: 300,
     description: 'How long one attempt may take (default 10).',
   }),
-  max_attempts: Type.Integer({ minimum: 1, maximum: 100, description: 'Attempts before failing (default 10).' }),
+  max_attempts: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    description: 'Attempts before failing (default 10).',
+  }),
   retry_seconds: Type.Number({
-    exclusiveMinimum: 0,
+    minimum: 0.01,
     maximum: 3600,
     description: 'Wait before the first retry, doubled each time up to an hour (default 10).',
   }),
-  url: text(2048, 'webhook: the receiver; ntfy: the topic URL; discord: the webhook URL (secret); telegram: the Bot API base URL (default https://api.telegram.org).'),
+  url: text(
+    2048,
+    'webhook: the receiver; ntfy: the topic URL; discord: the webhook URL (secret); telegram: the Bot API base URL (default https://api.telegram.org).',
+  ),
   secret: text(256, 'webhook: the Standard Webhooks signing secret, `whsec_` and base64 (secret).'),
   token: text(1024, 'ntfy: access token (secret).'),
   bot_token: text(256, 'telegram: the bot token (secret).'),
   chat_id: text(64, 'telegram: the chat to post to.'),
   host: text(253, 'email: the SMTP server.'),
-  port: Type.Integer({ minimum: 1, maximum: 65535, description: 'email: SMTP port (default 587, 465 for `tls = "implicit"`).' }),
+  port: Type.Integer({
+    minimum: 1,
+    maximum: 65535,
+    description: 'email: SMTP port (default 587, 465 for `tls = "implicit"`).',
+  }),
   tls: Type.Unsafe<'starttls' | 'implicit' | 'none'>({
     type: 'string',
     enum: ['starttls', 'implicit', 'none'],
-    description: 'email: `starttls` (required; the default), `implicit` (TLS from the first byte, port 465) or `none`.',
+    description:
+      'email: `starttls` (required; the default), `implicit` (TLS from the first byte, port 465) or `none`.',
   }),
   ca_file: text(4096, 'email: a PEM file of the certificate authority to trust for a private mail server.'),
   username: text(256, 'email: SMTP user name.'),
   password: text(1024, 'email: SMTP password (secret).'),
   from: text(320, 'email: sender address.'),
-  to: Type.Array(text(320, 'recipient address'), { minItems: 1, maxItems: 50, description: 'email: recipients.' }),
+  to: Type.Array(text(320, 'recipient address'), {
+    minItems: 1,
+    maxItems: 50,
+    description: 'email: recipients.',
+  }),
 };
 type Fields = typeof targetFields;
 const optionalFields = Object.fromEntries(
@@ -117,7 +136,16 @@ export const NewNotificationTarget = Type.Object(
 export type NewNotificationTarget = Static<typeof NewNotificationTarget>;
 
 /** Optional settings a PATCH may remove with `null`. */
-export const REMOVABLE_FIELDS = ['events', 'machines', 'quiet_hours', 'burst', 'token', 'username', 'password', 'ca_file'] as const;
+export const REMOVABLE_FIELDS = [
+  'events',
+  'machines',
+  'quiet_hours',
+  'burst',
+  'token',
+  'username',
+  'password',
+  'ca_file',
+] as const;
 
 export const NotificationTargetPatch = Type.Object(
   {
@@ -129,7 +157,8 @@ export const NotificationTargetPatch = Type.Object(
   {
     $id: 'NotificationTargetPatch',
     additionalProperties: false,
-    description: 'Fields to change; `null` removes an optional one (`quiet_hours`, `burst`, `events`, `machines`, a secret).',
+    description:
+      'Fields to change; `null` removes an optional one (`quiet_hours`, `burst`, `events`, `machines`, a secret).',
   },
 );
 
@@ -160,7 +189,8 @@ export const NotificationTarget = Type.Object(
     from: Type.Optional(Type.String()),
     to: Type.Optional(Type.Array(Type.String())),
     secret_set: Type.Boolean({
-      description: "Whether the kind's secret (signing secret, token, bot token, password, Discord URL) is set; it is never shown.",
+      description:
+        "Whether the kind's secret (signing secret, token, bot token, password, Discord URL) is set; it is never shown.",
     }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
@@ -174,18 +204,23 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export const NotificationDelivery = Type.Object(
   {
-    id: Type.String({ description: 'The delivery id; a webhook receives it as `webhook-id`, on every attempt.' }),
+    id: Type.String({
+      description: 'The delivery id; a webhook receives it as `webhook-id`, on every attempt.',
+    }),
     target_id: Type.String(),
     target_name: Type.String(),
     event: Type.String({ description: 'The event, or `digest`.' }),
     status: Type.Unsafe<DeliveryStatus>({
       type: 'string',
       enum: [...DELIVERY_STATUSES],
-      description: '`pending` (waiting or retrying), `delivered`, `failed` (attempts used up), `folded` (into the digest `digest_id`).',
+      description:
+        '`pending` (waiting or retrying), `delivered`, `failed` (attempts used up), `folded` (into the digest `digest_id`).',
     }),
     attempts: Type.Integer({ minimum: 0 }),
     response_status: nullable(Type.Integer({ description: 'Last HTTP status, or SMTP reply code.' })),
-    response: nullable(Type.String({ description: 'Last SMTP reply line, or the start of the HTTP answer.' })),
+    response: nullable(
+      Type.String({ description: 'Last SMTP reply line, or the start of the HTTP answer.' }),
+    ),
     error: nullable(Type.String({ description: 'Why the last attempt failed.' })),
     created_at: Type.String({ format: 'date-time' }),
     next_attempt_at: nullable(Type.String({ format: 'date-time' })),
@@ -233,13 +268,25 @@ export const NotificationPayloadSchema = Type.Object(
   },
 );
 
-export const TargetIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The target id.' }) });
+export const TargetIdParams = Type.Object({
+  id: Type.String({ maxLength: 64, description: 'The target id.' }),
+});
 export const DeliveriesQuery = Type.Object({
   target: Type.Optional(Type.String({ maxLength: 64, description: 'Only this target (id).' })),
   status: Type.Optional(
-    Type.Unsafe<DeliveryStatus>({ type: 'string', enum: [...DELIVERY_STATUSES], description: 'Only this status.' }),
+    Type.Unsafe<DeliveryStatus>({
+      type: 'string',
+      enum: [...DELIVERY_STATUSES],
+      description: 'Only this status.',
+    }),
   ),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'At most this many, newest first (default 100).' })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      description: 'At most this many, newest first (default 100).',
+    }),
+  ),
 });
 
 export const notifySchemas = [

@@ -13,7 +13,14 @@ import { Outbox } from './outbox.js';
 import { passesQuietHours, wants } from './rules.js';
 import type { DeliveryStatus, NotificationDeliveryView, NotificationTargetView } from './schemas.js';
 import type { DeliveryRow, NotifyStore } from './store.js';
-import { patched, publicView, type Target, type TargetPatch, type TargetSettings, targetProblem } from './targets.js';
+import {
+  patched,
+  publicView,
+  type Target,
+  type TargetPatch,
+  type TargetSettings,
+  targetProblem,
+} from './targets.js';
 import type { Noticed } from './watch.js';
 
 export interface NotificationServiceOptions {
@@ -54,8 +61,17 @@ export class NotificationService {
     for (const settings of configured) {
       const existing = await store.targetNamed(settings.name);
       if (!existing) {
-        await store.insertTarget({ id: randomUUID(), source: 'config', settings, createdAt: now, updatedAt: now });
-      } else if (existing.source !== 'config' || JSON.stringify(existing.settings) !== JSON.stringify(settings)) {
+        await store.insertTarget({
+          id: randomUUID(),
+          source: 'config',
+          settings,
+          createdAt: now,
+          updatedAt: now,
+        });
+      } else if (
+        existing.source !== 'config' ||
+        JSON.stringify(existing.settings) !== JSON.stringify(settings)
+      ) {
         // The file is the source of truth for its targets: a target of the same name made over the API
         // becomes the file's (keeping its id and its log).
         await store.updateTarget(existing.id, settings, now, 'config');
@@ -109,7 +125,8 @@ export class NotificationService {
   async create(settings: TargetSettings): Promise<NotificationTargetView> {
     this.check(settings);
     const { store } = this.options;
-    if (await store.targetNamed(settings.name)) throw new Conflict(`a target named "${settings.name}" exists already`);
+    if (await store.targetNamed(settings.name))
+      throw new Conflict(`a target named "${settings.name}" exists already`);
     const now = new Date().toISOString();
     const target: Target = { id: randomUUID(), source: 'api', settings, createdAt: now, updatedAt: now };
     await store.insertTarget(target);
@@ -145,7 +162,11 @@ export class NotificationService {
     return deliveryView(await this.outbox.enqueue(target, payload, { bypassBurst: true }));
   }
 
-  async deliveries(filter: { target?: string; status?: DeliveryStatus; limit?: number }): Promise<NotificationDeliveryView[]> {
+  async deliveries(filter: {
+    target?: string;
+    status?: DeliveryStatus;
+    limit?: number;
+  }): Promise<NotificationDeliveryView[]> {
     const rows = await this.options.store.deliveries({
       ...(filter.target !== undefined ? { targetId: filter.target } : {}),
       ...(filter.status !== undefined ? { status: filter.status } : {}),
@@ -158,12 +179,15 @@ export class NotificationService {
     const problem = targetProblem(settings);
     if (problem) throw new BadRequest(problem);
     // A file path is the configuration file's business, not something to hand the service over HTTP.
-    if (settings.ca_file !== undefined) throw new BadRequest('key "ca_file" can only be set in the configuration file');
+    if (settings.ca_file !== undefined)
+      throw new BadRequest('key "ca_file" can only be set in the configuration file');
   }
 
   private editable(target: Target): Target {
     if (target.source === 'config') {
-      throw new Conflict(`target "${target.settings.name}" is defined in the configuration file; change it there`);
+      throw new Conflict(
+        `target "${target.settings.name}" is defined in the configuration file; change it there`,
+      );
     }
     return target;
   }

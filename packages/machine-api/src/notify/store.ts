@@ -5,7 +5,8 @@
  */
 
 import type { Kysely, Selectable } from 'kysely';
-import type { NotificationDeliveriesTable, NotifyTables } from './tables.js';
+import type { JobDatabase } from '../jobs/database.js';
+import type { NotificationDeliveriesTable } from './tables.js';
 import type { Target, TargetSettings } from './targets.js';
 
 export type DeliveryRow = Selectable<NotificationDeliveriesTable>;
@@ -17,7 +18,7 @@ export interface DeliveryFilter {
 }
 
 export class NotifyStore {
-  constructor(private readonly db: Kysely<NotifyTables>) {}
+  constructor(private readonly db: Kysely<JobDatabase>) {}
 
   // Targets
 
@@ -27,7 +28,11 @@ export class NotifyStore {
   }
 
   async target(id: string): Promise<Target | undefined> {
-    const row = await this.db.selectFrom('notification_targets').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('notification_targets')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row && toTarget(row);
   }
 
@@ -54,10 +59,20 @@ export class NotifyStore {
       .execute();
   }
 
-  async updateTarget(id: string, settings: TargetSettings, at: string, source?: Target['source']): Promise<void> {
+  async updateTarget(
+    id: string,
+    settings: TargetSettings,
+    at: string,
+    source?: Target['source'],
+  ): Promise<void> {
     await this.db
       .updateTable('notification_targets')
-      .set({ name: settings.name, settings: JSON.stringify(settings), updated_at: at, ...(source ? { source } : {}) })
+      .set({
+        name: settings.name,
+        settings: JSON.stringify(settings),
+        updated_at: at,
+        ...(source ? { source } : {}),
+      })
       .where('id', '=', id)
       .execute();
   }
@@ -68,7 +83,13 @@ export class NotifyStore {
       const deleted = await tx.deleteFrom('notification_targets').where('id', '=', id).executeTakeFirst();
       await tx
         .updateTable('notification_deliveries')
-        .set({ status: 'failed', next_attempt_at: null, hold_until: null, error: 'the target was removed', delivered_at: null })
+        .set({
+          status: 'failed',
+          next_attempt_at: null,
+          hold_until: null,
+          error: 'the target was removed',
+          delivered_at: null,
+        })
         .where('target_id', '=', id)
         .where('status', '=', 'pending')
         .execute();
@@ -122,14 +143,23 @@ export class NotifyStore {
         .where('status', '=', 'pending')
         .where('attempts', '=', next.attempts)
         .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) === 1) return { ...next, attempts: next.attempts + 1, lease_until: leaseUntil };
+      if (Number(claimed.numUpdatedRows) === 1)
+        return { ...next, attempts: next.attempts + 1, lease_until: leaseUntil };
     }
   }
 
   async markDelivered(id: string, at: string, status: number | null, response: string | null): Promise<void> {
     await this.db
       .updateTable('notification_deliveries')
-      .set({ status: 'delivered', delivered_at: at, next_attempt_at: null, lease_until: null, response_status: status, response, error: null })
+      .set({
+        status: 'delivered',
+        delivered_at: at,
+        next_attempt_at: null,
+        lease_until: null,
+        response_status: status,
+        response,
+        error: null,
+      })
       .where('id', '=', id)
       .where('status', '=', 'pending')
       .execute();
@@ -230,7 +260,13 @@ export class NotifyStore {
   }
 }
 
-function toTarget(row: { id: string; source: string; settings: string; created_at: string; updated_at: string }): Target {
+function toTarget(row: {
+  id: string;
+  source: string;
+  settings: string;
+  created_at: string;
+  updated_at: string;
+}): Target {
   return {
     id: row.id,
     source: row.source === 'config' ? 'config' : 'api',

@@ -68,12 +68,14 @@ export function targetProblem(settings: TargetSettings): string | null {
   }
   if (settings.quiet_hours) {
     const { timezone, start, end } = settings.quiet_hours;
-    if (!validTimeZone(timezone)) return `key "quiet_hours.timezone": expected an IANA time zone such as "Europe/Berlin"`;
+    if (!validTimeZone(timezone))
+      return `key "quiet_hours.timezone": expected an IANA time zone such as "Europe/Berlin"`;
     if (start === end) return 'key "quiet_hours": start and end must differ';
   }
   if (kind === 'email') {
     for (const address of [settings.from ?? '', ...(settings.to ?? [])]) {
-      if (!/^[^\s@<>",;]+@[^\s@<>",;]+$/.test(address)) return `key "from"/"to": expected e-mail addresses like ops@example.com`;
+      if (!/^[^\s@<>",;]+@[^\s@<>",;]+$/.test(address))
+        return `key "from"/"to": expected e-mail addresses like ops@example.com`;
     }
     if ((settings.username === undefined) !== (settings.password === undefined)) {
       return 'kind "email" needs both "username" and "password", or neither';
@@ -93,9 +95,12 @@ function urlProblem(text: string, kind: TargetKind): string | null {
     // Never echo the value: a Discord URL is a secret.
     return 'key "url": expected an absolute http:// or https:// URL';
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'key "url": expected an http:// or https:// URL';
-  if (url.username || url.password) return 'key "url": credentials in the URL are not accepted; use the kind\'s token key';
-  if (kind === 'ntfy' && url.pathname.replace(/\/+$/, '') === '') return 'key "url": expected the topic URL, e.g. https://ntfy.sh/my-printers';
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return 'key "url": expected an http:// or https:// URL';
+  if (url.username || url.password)
+    return 'key "url": credentials in the URL are not accepted; use the kind\'s token key';
+  if (kind === 'ntfy' && url.pathname.replace(/\/+$/, '') === '')
+    return 'key "url": expected the topic URL, e.g. https://ntfy.sh/my-printers';
   return null;
 }
 

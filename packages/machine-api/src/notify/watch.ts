@@ -92,7 +92,8 @@ export class FarmWatch {
     if (final) this.jobStatus.delete(job.id);
     else this.jobStatus.set(job.id, job.status);
     const event = JOB_EVENT_BY_STATUS[job.status];
-    if (event && before !== job.status) this.emit(event, job.machine_id, jobNotification(event, jobFacts(job)), time);
+    if (event && before !== job.status)
+      this.emit(event, job.machine_id, jobNotification(event, jobFacts(job)), time);
     if (job.status === 'queued' && job.machine_id === null) this.armWait(job);
     else this.disarmWait(job.id);
   }
@@ -103,9 +104,15 @@ export class FarmWatch {
     const before = this.machineState.get(id);
     if (name !== 'unknown') this.machineState.set(id, name);
     if (name !== before) {
-      if (name === 'offline') this.emit('machine.offline', id, machineNotification('machine.offline', id, null), time);
+      if (name === 'offline')
+        this.emit('machine.offline', id, machineNotification('machine.offline', id, null), time);
       else if (name === 'failed') {
-        this.emit('machine.failed', id, machineNotification('machine.failed', id, state?.message ?? null), time);
+        this.emit(
+          'machine.failed',
+          id,
+          machineNotification('machine.failed', id, state?.message ?? null),
+          time,
+        );
       } else if (before === 'offline' && name !== 'unknown') {
         this.emit('machine.online', id, machineNotification('machine.online', id, null), time);
       }
@@ -117,7 +124,8 @@ export class FarmWatch {
   /** `job.paused`: the machine paused while a job of this service was on it. */
   private reportPause(machineId: string, time: string): void {
     void this.options.currentJob(machineId).then((job) => {
-      if (job && !this.closed) this.emit('job.paused', machineId, jobNotification('job.paused', jobFacts(job)), time);
+      if (job && !this.closed)
+        this.emit('job.paused', machineId, jobNotification('job.paused', jobFacts(job)), time);
     }, this.options.onError);
   }
 
@@ -189,7 +197,12 @@ export class FarmWatch {
             this.unroutable.delete(job.id);
           } else if (!this.unroutable.has(job.id)) {
             this.unroutable.add(job.id);
-            this.emit('queue.unroutable', null, jobNotification('queue.unroutable', jobFacts(job)), new Date().toISOString());
+            this.emit(
+              'queue.unroutable',
+              null,
+              jobNotification('queue.unroutable', jobFacts(job)),
+              new Date().toISOString(),
+            );
           }
         }
       } while (this.routingAgain && !this.closed);
@@ -200,7 +213,12 @@ export class FarmWatch {
       });
   }
 
-  private emit(event: NotifyEvent, machineId: string | null, data: NotificationData, timestamp: string): void {
+  private emit(
+    event: NotifyEvent,
+    machineId: string | null,
+    data: NotificationData,
+    timestamp: string,
+  ): void {
     if (!this.closed) this.options.notice({ event, machineId, data, timestamp });
   }
 }

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { installAccess, loggableUrl } from '../access/hook.js';
 import { ruleFor } from '../access/scopes.js';
 import type { AccessSettings } from '../access/settings.js';
+import { notifySchemas } from '../notify/schemas.js';
 import { rewriteOctoPrintUrl } from '../octoprint/base-url.js';
 import { octoPrintRoutes } from '../octoprint/routes.js';
 import { octoPrintSchemas } from '../octoprint/schemas.js';
@@ -32,6 +33,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { keyRoutes } from './routes/keys.js';
 import { machineRoutes } from './routes/machines.js';
 import { metaRoutes, PONG } from './routes/meta.js';
+import { notificationRoutes } from './routes/notifications.js';
 import { printRoutes } from './routes/print.js';
 import { queueRoutes } from './routes/queue.js';
 import { sharedSchemas } from './schemas/index.js';
@@ -112,7 +114,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   // Multipart bodies are parsed only by the upload routes (see below). Elsewhere such a body is accepted
   // unread, as @fastify/multipart's parser would, so those routes answer as before (their own validation).
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
-  for (const schema of [...sharedSchemas, ...keySchemas, ...octoPrintSchemas]) app.addSchema(schema);
+  for (const schema of [...sharedSchemas, ...keySchemas, ...notifySchemas, ...octoPrintSchemas])
+    app.addSchema(schema);
   await registerOpenApi(app, options.access);
   installErrorHandling(app);
   const notAllowed = methodNotAllowedRoutes(app);
@@ -123,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   await app.register(cameraRoutes, { context });
   await registerDashboard(app);
   await app.register(keyRoutes, { context });
+  await app.register(notificationRoutes, { context });
   await app.register(fileRoutes, { context });
   // The routes that take uploads, in a context of their own: @fastify/multipart adds an async onRequest
   // and an async onResponse hook (temp-file cleanup) to every route of the context it is registered in,

@@ -31,6 +31,11 @@ const TAGS = [
   { name: 'events', description: 'Live events (Server-Sent Events), resumable with Last-Event-ID.' },
   { name: 'hidden', description: 'Operational endpoints (Prometheus metrics).' },
   { name: 'access', description: 'API keys and their scopes (`admin`).' },
+  {
+    name: 'notifications',
+    description:
+      'Notification targets (webhook, ntfy, Discord, Telegram, e-mail), test messages and the delivery log (`admin`).',
+  },
   { name: 'files', description: 'Files uploaded from a slicer without printing, kept for a later print.' },
   {
     name: 'octoprint',

@@ -17,6 +17,7 @@ import type { JobRunner } from '../jobs/runner.js';
 import type { MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
+import type { NotificationService } from '../notify/service.js';
 import type { StoredFiles, SubmitPrint } from '../octoprint/stored-files.js';
 import type { FarmQueue } from '../queue/queue.js';
 import { ErrorSchema } from './schemas/errors.js';
@@ -43,6 +44,8 @@ export interface ServerContext {
   /** Largest accepted `file` part of `POST /print`, in bytes. */
   maxUploadBytes: number;
   keys: KeyService;
+  /** Notification targets, the test message and the delivery log. */
+  notifications: NotificationService;
   /** Files uploaded from slicers for a later print. */
   files: StoredFiles;
   /** Sends a design to a machine or the farm queue (the OctoPrint bases and stored files use it). */

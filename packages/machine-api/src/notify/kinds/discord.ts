@@ -29,10 +29,19 @@ export const discordSender: TargetSender = {
     const json = { username: 'machine-api', embeds: [embed], allowed_mentions: { parse: [] } };
     if (photo) {
       const form = new FormData();
-      form.append('payload_json', JSON.stringify({ ...json, attachments: [{ id: 0, filename: 'photo.jpg' }] }));
+      form.append(
+        'payload_json',
+        JSON.stringify({ ...json, attachments: [{ id: 0, filename: 'photo.jpg' }] }),
+      );
       form.append('files[0]', new Blob([new Uint8Array(photo)], { type: 'image/jpeg' }), 'photo.jpg');
       return attempt(() =>
-        httpRequest({ method: 'POST', url: url.href, headers: { 'user-agent': 'machine-api' }, body: form, signal }),
+        httpRequest({
+          method: 'POST',
+          url: url.href,
+          headers: { 'user-agent': 'machine-api' },
+          body: form,
+          signal,
+        }),
       );
     }
     return attempt(() =>

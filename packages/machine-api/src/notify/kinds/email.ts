@@ -39,7 +39,10 @@ export const emailSender: TargetSender = {
     });
     try {
       const deadline = new Promise<never>((_, reject) => {
-        const timer = setTimeout(() => reject(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), timeoutMs);
+        const timer = setTimeout(
+          () => reject(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })),
+          timeoutMs,
+        );
         timer.unref();
       });
       const info = (await Promise.race([
@@ -55,7 +58,11 @@ export const emailSender: TargetSender = {
         }),
         deadline,
       ])) as { response?: string };
-      return { ok: true, status: replyCode(info.response), response: (info.response ?? '').slice(0, 300) || null };
+      return {
+        ok: true,
+        status: replyCode(info.response),
+        response: (info.response ?? '').slice(0, 300) || null,
+      };
     } catch (error) {
       const failure = error as { code?: string; responseCode?: number; response?: string; command?: string };
       const status = failure.responseCode ?? replyCode(failure.response);

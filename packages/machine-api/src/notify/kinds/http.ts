@@ -63,7 +63,9 @@ export class SendError extends Error {}
 
 function describeFailure(error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return 'no answer within the timeout';
-  const code = (error as { code?: string; cause?: { code?: string } }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+  const code =
+    (error as { code?: string; cause?: { code?: string } }).code ??
+    (error as { cause?: { code?: string } }).cause?.code;
   switch (code) {
     case 'ECONNREFUSED':
       return 'connection refused';

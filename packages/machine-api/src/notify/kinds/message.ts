@@ -4,10 +4,15 @@ import type { NotificationPayload } from '../events.js';
 
 /** ntfy priority (1–5) and Discord embed colour by how much the event asks for attention. */
 export function urgency(payload: NotificationPayload): 'high' | 'default' | 'low' {
-  if (payload.type === 'job.failed' || payload.type === 'machine.failed' || payload.type === 'machine.offline') {
+  if (
+    payload.type === 'job.failed' ||
+    payload.type === 'machine.failed' ||
+    payload.type === 'machine.offline'
+  ) {
     return 'high';
   }
-  if (payload.type === 'job.started' || payload.type === 'machine.online' || payload.type === 'test') return 'low';
+  if (payload.type === 'job.started' || payload.type === 'machine.online' || payload.type === 'test')
+    return 'low';
   return 'default';
 }
 
@@ -43,12 +48,19 @@ export function plainText(payload: NotificationPayload): string {
     lines.push(`File: ${job.file_name}`);
     if (job.machine_id) lines.push(`Machine: ${job.machine_id}`);
     if (job.progress !== null) lines.push(`Progress: ${Math.round(job.progress)} %`);
-    if (job.material?.filament_used_g != null) lines.push(`Filament: ${job.material.filament_used_g.toFixed(1)} g`);
+    if (job.material?.filament_used_g != null)
+      lines.push(`Filament: ${job.material.filament_used_g.toFixed(1)} g`);
   }
   return lines.join('\n');
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 /** Text made safe for HTML (e-mail bodies, Telegram's HTML mode): job names are user input. */
 export function escapeHtml(text: string): string {
@@ -61,6 +73,8 @@ export function html(payload: NotificationPayload, photoCid: string | null): str
     .split('\n\n')
     .map((block) => `<p>${escapeHtml(block).replace(/\n/g, '<br>')}</p>`)
     .join('');
-  const photo = photoCid ? `<p><img src="cid:${photoCid}" alt="photo of the finished job" style="max-width:100%"></p>` : '';
+  const photo = photoCid
+    ? `<p><img src="cid:${photoCid}" alt="photo of the finished job" style="max-width:100%"></p>`
+    : '';
   return `<!doctype html><html><body><h2>${escapeHtml(payload.data.title)}</h2>${paragraphs}${photo}</body></html>`;
 }

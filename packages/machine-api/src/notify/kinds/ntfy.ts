@@ -15,7 +15,6 @@ const PRIORITY = { high: '4', default: '3', low: '2' } as const;
 /** A header value: ASCII as it is (line breaks folded), anything else as an RFC 2047 encoded word. */
 export function headerValue(text: string): string {
   const flat = text.replace(/[\r\n]+/g, ' ');
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: printable ASCII is exactly what may go as is
   return /^[\x20-\x7e]*$/.test(flat) ? flat : `=?UTF-8?B?${Buffer.from(flat, 'utf8').toString('base64')}?=`;
 }
 

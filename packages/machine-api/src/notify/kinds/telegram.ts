@@ -27,8 +27,12 @@ function judge(answer: HttpAnswer): AttemptResult {
   const retryAfter = body.parameters?.retry_after;
   return {
     ...result,
-    ...(typeof body.description === 'string' ? { error: `Telegram answered ${answer.status}: ${body.description}` } : {}),
-    ...(typeof retryAfter === 'number' && result.retryAfterSeconds === undefined ? { retryAfterSeconds: retryAfter } : {}),
+    ...(typeof body.description === 'string'
+      ? { error: `Telegram answered ${answer.status}: ${body.description}` }
+      : {}),
+    ...(typeof retryAfter === 'number' && result.retryAfterSeconds === undefined
+      ? { retryAfterSeconds: retryAfter }
+      : {}),
   };
 }
 
@@ -55,7 +59,8 @@ export const telegramSender: TargetSender = {
       link_preview_options: { is_disabled: true },
     });
     return attempt(
-      () => httpRequest({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body, signal }),
+      () =>
+        httpRequest({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body, signal }),
       judge,
     );
   },

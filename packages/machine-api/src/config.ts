@@ -270,6 +270,7 @@ function notifyTargets(value: unknown, file: string): TargetSettings[] {
     const where = `${file}: [[notify]] #${index + 1}${isTable(entry) && typeof entry.name === 'string' ? ` (${entry.name})` : ''}`;
     if (!isTable(entry)) throw new ConfigError(`${where}: expected a table`);
     const settings = checked(NewNotificationTarget, entry, where) as TargetSettings;
+    if (settings.ca_file !== undefined) settings.ca_file = resolve(dirname(file), settings.ca_file);
     const problem = targetProblem(settings);
     if (problem) throw new ConfigError(`${where}: ${problem}`);
     if (names.has(settings.name))

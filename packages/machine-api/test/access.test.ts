@@ -119,6 +119,25 @@ const ROUTES: RouteCase[] = [
     body: () => ({ headers: { 'content-type': 'application/json' }, body: '{"name":"x","scopes":["nope"]}' }),
   },
   { method: 'DELETE', path: '/keys/nobody', needs: 'admin', granted: 404 },
+  { method: 'GET', path: '/notifications/targets', needs: 'admin', granted: 200 },
+  {
+    method: 'POST',
+    path: '/notifications/targets',
+    needs: 'admin',
+    granted: 400,
+    body: () => ({ headers: { 'content-type': 'application/json' }, body: '{"name":"x","kind":"nope"}' }),
+  },
+  { method: 'GET', path: '/notifications/targets/nope', needs: 'admin', granted: 404 },
+  {
+    method: 'PATCH',
+    path: '/notifications/targets/nope',
+    needs: 'admin',
+    granted: 404,
+    body: () => ({ headers: { 'content-type': 'application/json' }, body: '{"enabled":false}' }),
+  },
+  { method: 'DELETE', path: '/notifications/targets/nope', needs: 'admin', granted: 404 },
+  { method: 'POST', path: '/notifications/targets/nope/test', needs: 'admin', granted: 404 },
+  { method: 'GET', path: '/notifications/deliveries', needs: 'admin', granted: 200 },
   { method: 'GET', path: '/files', needs: 'read', granted: 200 },
   { method: 'POST', path: '/files/nothing.gcode/print', needs: 'print', granted: 404 },
   { method: 'DELETE', path: '/files/nothing.gcode', needs: 'print', granted: 404 },
@@ -202,6 +221,7 @@ describe('API keys with scopes', () => {
             .replace('/machines/sim', '/machines/{id}')
             .replace(/\/jobs\/[0-9a-f-]{36}/, '/jobs/{id}')
             .replace('/keys/nobody', '/keys/{name}')
+            .replace('/notifications/targets/nope', '/notifications/targets/{id}')
             .replace('/octoprint/sim/', '/octoprint/{target}/')
             .replace('files/local/nothing.gcode', 'files/local/{*}')
             .replace('/files/nothing.gcode', '/files/{name}')

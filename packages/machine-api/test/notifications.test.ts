@@ -14,8 +14,9 @@ import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningService, startService } from '../src/service.js';
+import { jpegFrame } from './camera-frames.js';
 import { postPrint, waitFor } from './harness.js';
-import { HttpReceiver, SmtpReceiver } from './notify-receivers.js';
+import { formData, HttpReceiver, SmtpReceiver } from './notify-receivers.js';
 
 const WEBHOOK_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const NTFY_TOKEN = 'tk_ntfysecret0123456789';
@@ -24,6 +25,8 @@ const BOT_TOKEN = '123456:telegramBotSecretToken';
 const SMTP_PASSWORD = 'smtp-password-secret';
 const SECRETS = [WEBHOOK_SECRET, NTFY_TOKEN, 'discordTokenSecretPart', BOT_TOKEN, SMTP_PASSWORD];
 const GCODE = 'G28\nG1 X10 Y10 Z0.2 F3000\n';
+/** What the camera of `sim` shows: the finish photo of its jobs. */
+const PHOTO = jpegFrame(7);
 
 interface Delivery {
   id: string;
@@ -64,6 +67,7 @@ queue_wait_minutes = 1000
 type = "Noop"
 print_seconds = 0.3
 tags = ["basement"]
+camera = { snapshot_url = "${http.url}/snap.jpg" }
 
 [machines.other]
 type = "Noop"
@@ -95,7 +99,7 @@ kind = "telegram"
 bot_token = "${BOT_TOKEN}"
 chat_id = "-10042"
 url = "${http.url}/telegram"
-events = ["job.cancelled", "job.paused", "test"]
+events = ["job.completed", "job.cancelled", "job.paused", "test"]
 
 [[notify]]
 name = "mail"
@@ -161,6 +165,11 @@ function webhookPayloads(path: string): { type: string; data: Record<string, unk
 
 beforeAll(async () => {
   http = await HttpReceiver.start();
+  const answerJson = http.answer;
+  http.answer = (request) =>
+    request.url === '/snap.jpg'
+      ? { status: 200, headers: { 'content-type': 'image/jpeg' }, body: PHOTO }
+      : answerJson(request);
   smtp = await SmtpReceiver.start({ user: 'printer', pass: SMTP_PASSWORD });
   dir = await mkdtemp(join(tmpdir(), 'machine-api-notify-'));
   await writeFile(join(dir, 'smtp-ca.pem'), smtp.cert);
@@ -391,13 +400,46 @@ describe('farm events', () => {
     expect(
       (completed?.data.job as { duration_seconds: number } | undefined)?.duration_seconds,
     ).toBeGreaterThanOrEqual(0);
-    // ntfy: only job.completed of its events, and `sim` carries its tag `basement`.
+    // ntfy: only job.completed of its events, and `sim` carries its tag `basement`; the finish photo is
+    // the body of a PUT (ntfy's attachment upload), the message in its header.
     await waitFor(() => http.to('/ntfy/').length > phoneBefore);
     const phone = http.to('/ntfy/').slice(phoneBefore);
     expect(phone.map((r) => r.headers.title)).toEqual(['Completed: benchy']);
-    expect(phone[0]?.headers.tags).toBe('white_check_mark,job.completed');
-    expect(phone[0]?.headers.priority).toBe('3');
-    await waitFor(() => smtp.mails.some((m) => m.raw.includes('Subject: Completed: benchy')));
+    expect(phone[0]).toMatchObject({ method: 'PUT', body: PHOTO });
+    expect(phone[0]?.headers).toMatchObject({
+      tags: 'white_check_mark,job.completed',
+      priority: '3',
+      filename: 'photo.jpg',
+      authorization: `Bearer ${NTFY_TOKEN}`,
+    });
+    expect(phone[0]?.headers.message).toContain('benchy (design.gcode) completed on sim');
+    // Discord: the embed shows the photo attached as files[0].
+    const discord = await waitFor(() =>
+      http.to(DISCORD_PATH).find((r) => r.body.includes('Completed: benchy')),
+    );
+    const form = await formData(discord);
+    expect(JSON.parse(String(form.get('payload_json')))).toMatchObject({
+      embeds: [{ title: 'Completed: benchy', image: { url: 'attachment://photo.jpg' } }],
+      attachments: [{ id: 0, filename: 'photo.jpg' }],
+    });
+    const file = form.get('files[0]') as File;
+    expect(file.name).toBe('photo.jpg');
+    expect(Buffer.from(await file.arrayBuffer())).toEqual(PHOTO);
+    // Telegram: sendPhoto, the photo as a multipart upload, the text as its caption.
+    const telegram = await waitFor(() => http.to(`/telegram/bot${BOT_TOKEN}/sendPhoto`).at(0));
+    const photoForm = await formData(telegram);
+    expect(photoForm.get('chat_id')).toBe('-10042');
+    expect(photoForm.get('parse_mode')).toBe('HTML');
+    expect(String(photoForm.get('caption'))).toMatch(
+      /^<b>Completed: benchy<\/b>\r?\nbenchy \(design\.gcode\) completed on sim/,
+    );
+    expect(Buffer.from(await (photoForm.get('photo') as File).arrayBuffer())).toEqual(PHOTO);
+    // E-mail: the photo attached (inline, referred to by the HTML part).
+    const mail = await waitFor(() => smtp.mails.find((m) => m.raw.includes('Subject: Completed: benchy')));
+    expect(mail.raw).toContain('Content-Type: image/jpeg; name=photo.jpg');
+    expect(mail.raw).toContain('Content-ID: <photo@machine-api>');
+    expect(mail.raw).toContain('src=3D"cid:photo@machine-api"');
+    expect(mail.raw.replace(/\r?\n/g, '')).toContain(PHOTO.toString('base64').slice(0, 60));
     await fetch(`${base}/machines/sim/clear`, { method: 'POST' });
   });
 

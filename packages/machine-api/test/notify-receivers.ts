@@ -21,7 +21,7 @@ export interface ReceivedRequest {
 }
 
 /** What the receiver answers: a status (and headers/body), or `hang` (accept, never answer). */
-export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+export type Answer = { status: number; headers?: Record<string, string>; body?: string | Buffer } | 'hang';
 
 export class HttpReceiver {
   readonly requests: ReceivedRequest[] = [];

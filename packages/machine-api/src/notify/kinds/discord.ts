@@ -5,6 +5,7 @@
  * `attachment://photo.jpg`. The URL holds the webhook's token: it is the target's secret.
  */
 
+import { FormData } from 'undici';
 import { attempt, httpRequest } from './http.js';
 import type { Outgoing, TargetSender } from './kind.js';
 import { plainText, urgency } from './message.js';

@@ -3,7 +3,7 @@
  * answer, and failures described without the URL (which may hold a token) or the library's own message.
  */
 
-import { Agent, type Dispatcher, request } from 'undici';
+import { Agent, type Dispatcher, type FormData, request } from 'undici';
 import { type AttemptResult, parseRetryAfter, retryableStatus } from '../rules.js';
 
 /** At most this much of an answer is read (the rest is discarded); a notification answer is small. */

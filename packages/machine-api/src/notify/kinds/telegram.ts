@@ -5,6 +5,7 @@
  * `parameters.retry_after`, which is honoured like `Retry-After`.
  */
 
+import { FormData } from 'undici';
 import type { AttemptResult } from '../rules.js';
 import { attempt, type HttpAnswer, httpRequest, judged } from './http.js';
 import type { Outgoing, TargetSender } from './kind.js';

@@ -5,7 +5,7 @@ import type { RepositoryView } from '../services/repo-views.js';
 import { UnitType } from '../services/units.js';
 import type { RepositoryRow, UserRow } from '../store/schema.js';
 import type { Branch, Repository } from '../structs/repo.js';
-import { rfc3339 } from './time.js';
+import { GO_ZERO_TIME, rfc3339 } from './time.js';
 import { toUser } from './user.js';
 
 /** `<AppURL><owner>/<repo>`: the repository's web address, base of html/archive links. */
@@ -33,6 +33,7 @@ export function toRepository(
   counts: { releases: number },
 ): Repository {
   const html = repoHtmlUrl(config, owner, repo);
+  const api = repoApiUrl(config, owner, repo);
   return {
     id: repo.id,
     owner: toUser(config, owner, viewer),
@@ -43,11 +44,13 @@ export function toRepository(
     private: repo.is_private === 1,
     fork: false,
     template: false,
+    parent: null,
     mirror: false,
     size: 0,
     language: '',
+    languages_url: `${api}/languages`,
     html_url: html,
-    url: repoApiUrl(config, owner, repo),
+    url: api,
     link: `/${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`,
     // No SSH server: clones go over smart HTTP.
     ssh_url: '',
@@ -70,16 +73,40 @@ export function toRepository(
       push: permission.canWrite(UnitType.Code),
       pull: permission.canRead(UnitType.Code),
     },
+    has_code: true,
+    // Issues, wiki, pull requests, projects, packages and actions are not forge features: their flags are
+    // off, and the merge settings are the values Gitea sends for a repository without the pulls unit.
     has_issues: false,
+    internal_tracker: null,
+    external_tracker: null,
     has_wiki: false,
+    external_wiki: null,
     has_pull_requests: false,
     has_projects: false,
+    projects_mode: 'all',
     has_releases: true,
     has_packages: false,
     has_actions: false,
+    ignore_whitespace_conflicts: false,
+    allow_merge_commits: false,
+    allow_rebase: false,
+    allow_rebase_explicit: false,
+    allow_squash_merge: false,
+    allow_fast_forward_only_merge: false,
+    allow_rebase_update: false,
+    allow_manual_merge: false,
+    autodetect_manual_merge: false,
+    default_delete_branch_after_merge: false,
+    default_merge_style: 'merge',
+    default_allow_maintainer_edit: false,
     avatar_url: '',
     internal: false,
+    mirror_interval: '',
     object_format_name: 'sha1',
+    mirror_updated: GO_ZERO_TIME,
+    repo_transfer: null,
+    topics: [],
+    licenses: [],
   };
 }
 

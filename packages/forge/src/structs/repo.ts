@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 import { UserSchema } from './user.js';
 
 /** `permissions` of a Repository as seen by the caller. */
@@ -8,8 +8,45 @@ export const RepoPermissionsSchema = Type.Object({
   pull: Type.Boolean(),
 });
 
-/** Gitea's `Repository` (modules/structs/repo.go): the fields the forge backs with real data. */
-export const RepositorySchema = Type.Object({
+/**
+ * `T | null` as a shallow TypeScript type: the schema is the usual anyOf, but the inferred type stays one
+ * level deep, so routes returning lists of repositories stay within the compiler's instantiation depth.
+ */
+function nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null> {
+  return Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()]));
+}
+
+/** `InternalTracker`. */
+export const InternalTrackerSchema = Type.Object({
+  enable_time_tracker: Type.Boolean(),
+  allow_only_contributors_to_track_time: Type.Boolean(),
+  enable_issue_dependencies: Type.Boolean(),
+});
+
+/** `ExternalTracker`. */
+export const ExternalTrackerSchema = Type.Object({
+  external_tracker_url: Type.String(),
+  external_tracker_format: Type.String(),
+  external_tracker_style: Type.String(),
+  external_tracker_regexp_pattern: Type.String(),
+});
+
+/** `ExternalWiki`. */
+export const ExternalWikiSchema = Type.Object({ external_wiki_url: Type.String() });
+
+/** `RepoTransfer` (a pending transfer; the forge has none, so it is always null). */
+export const RepoTransferSchema = Type.Object({
+  doer: UserSchema,
+  recipient: UserSchema,
+  teams: Type.Array(Type.Object({}, { additionalProperties: true })),
+});
+
+/**
+ * Gitea's `Repository` (modules/structs/repo.go), all 65 properties in Gitea's order. The objects Gitea
+ * omits when a feature is off (a fork's parent, trackers, external wiki, a pending transfer) are sent as
+ * null, so every property is present for strict clients.
+ */
+const RepositoryObject = Type.Object({
   id: Type.Integer(),
   owner: UserSchema,
   name: Type.String(),
@@ -19,9 +56,11 @@ export const RepositorySchema = Type.Object({
   private: Type.Boolean(),
   fork: Type.Boolean(),
   template: Type.Boolean(),
+  parent: nullable(Type.Object({}, { additionalProperties: true })),
   mirror: Type.Boolean(),
   size: Type.Integer(),
   language: Type.String(),
+  languages_url: Type.String(),
   html_url: Type.String(),
   url: Type.String(),
   link: Type.String(),
@@ -37,22 +76,46 @@ export const RepositorySchema = Type.Object({
   release_counter: Type.Integer(),
   default_branch: Type.String(),
   archived: Type.Boolean(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  archived_at: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  archived_at: Type.String({ format: 'date-time' }),
   permissions: RepoPermissionsSchema,
+  has_code: Type.Boolean(),
   has_issues: Type.Boolean(),
+  internal_tracker: nullable(InternalTrackerSchema),
+  external_tracker: nullable(ExternalTrackerSchema),
   has_wiki: Type.Boolean(),
+  external_wiki: nullable(ExternalWikiSchema),
   has_pull_requests: Type.Boolean(),
   has_projects: Type.Boolean(),
+  projects_mode: Type.String(),
   has_releases: Type.Boolean(),
   has_packages: Type.Boolean(),
   has_actions: Type.Boolean(),
+  ignore_whitespace_conflicts: Type.Boolean(),
+  allow_merge_commits: Type.Boolean(),
+  allow_rebase: Type.Boolean(),
+  allow_rebase_explicit: Type.Boolean(),
+  allow_squash_merge: Type.Boolean(),
+  allow_fast_forward_only_merge: Type.Boolean(),
+  allow_rebase_update: Type.Boolean(),
+  allow_manual_merge: Type.Boolean(),
+  autodetect_manual_merge: Type.Boolean(),
+  default_delete_branch_after_merge: Type.Boolean(),
+  default_merge_style: Type.String(),
+  default_allow_maintainer_edit: Type.Boolean(),
   avatar_url: Type.String(),
   internal: Type.Boolean(),
-  object_format_name: Type.String(),
+  mirror_interval: Type.String(),
+  object_format_name: Type.Union([Type.Literal('sha1'), Type.Literal('sha256')]),
+  mirror_updated: Type.String({ format: 'date-time' }),
+  repo_transfer: nullable(RepoTransferSchema),
+  topics: Type.Array(Type.String()),
+  licenses: Type.Array(Type.String()),
 });
-export type Repository = Static<typeof RepositorySchema>;
+export type Repository = Static<typeof RepositoryObject>;
+// Routes see one precomputed type: 65 properties inferred inside every route's generics overflow tsc.
+export const RepositorySchema: TUnsafe<Repository> = Type.Unsafe<Repository>(RepositoryObject);
 
 /** `CreateRepoOption` (fields beyond these are accepted and ignored, as template options are). */
 export const CreateRepoOptionSchema = Type.Object({

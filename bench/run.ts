@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --filter TEXT]`: runs every scenario of both services with autocannon, and the same
+ * `npm run bench [-- --filter TEXT | --only NAME]`: runs every scenario of both services with autocannon, and the same
  * request against a bare node:http server answering the same bytes, then prints req/s, p50/p95/p99
  * latency (from every response's own time, see measure) and the service/baseline ratios (for data routes
  * also the ratio to the same SQL run directly; for a scenario with a twin, e.g. the PostgreSQL run of a
@@ -213,9 +213,12 @@ function requestBodyBytes(request: BenchRequest): number {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { filter: { type: 'string' } } });
+  const { values } = parseArgs({ options: { filter: { type: 'string' }, only: { type: 'string' } } });
   const defaultSeconds = Number(process.env.BENCH_SECONDS ?? 5);
-  const scenarios = (await loadScenarios()).filter((s) => !values.filter || s.name.includes(values.filter));
+  // --filter TEXT: scenarios whose name contains TEXT; --only NAME: the one scenario named exactly NAME.
+  const scenarios = (await loadScenarios()).filter(
+    (s) => (!values.filter || s.name.includes(values.filter)) && (!values.only || s.name === values.only),
+  );
   const rows: Row[] = [];
   const measured: { scenario: string; figures: Record<string, string | number> }[] = [];
   for (const scenario of scenarios) {

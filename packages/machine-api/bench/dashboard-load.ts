@@ -39,7 +39,8 @@ const config = Array.from(
   (_, i) => `[machines.m${String(i).padStart(3, '0')}]\ntype = "Noop"\nnozzle_diameter = 0.4\n`,
 ).join('\n');
 writeFileSync(join(dir, 'machine-api.toml'), config);
-const cli = new URL('../dist/cli.js', import.meta.url).pathname;
+// The installed command: its #! line carries the service's node flags.
+const cli = new URL('../bin/machine-api.js', import.meta.url).pathname;
 const service = await startService(
   cli,
   ['--config', join(dir, 'machine-api.toml'), '--data-dir', dir],

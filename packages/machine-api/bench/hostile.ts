@@ -14,7 +14,8 @@ import { strToU8, Zip, ZipDeflate } from 'fflate';
 import type { PreparedScenario, Scenario } from '../../../bench/scenario.js';
 import { startService } from '../../../bench/service-process.js';
 
-const cli = new URL('../dist/cli.js', import.meta.url).pathname;
+// The installed command: its #! line carries the service's node flags.
+const cli = new URL('../bin/machine-api.js', import.meta.url).pathname;
 const MIB = 1024 * 1024;
 
 /** Writes a zip of `entries`, each produced chunk by chunk, without holding any entry in memory. */

@@ -13,7 +13,8 @@ import { slicingScenario } from './slicing.js';
 import { startupScenario } from './startup.js';
 import { uploadScenario } from './upload.js';
 
-const cli = new URL('../dist/cli.js', import.meta.url).pathname;
+// The installed command: its #! line carries the service's node flags.
+const cli = new URL('../bin/machine-api.js', import.meta.url).pathname;
 
 /** Starts machine-api on a throw-away config and data dir; `server` adds keys to its `[server]` table. */
 async function startMachineApi(configToml: string, options: { server?: string; key?: string } = {}) {

@@ -14,9 +14,10 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MeasuredScenario } from '../../../bench/scenario.js';
-import { freePort } from '../../../bench/service-process.js';
+import { freePort, shebangNodeFlags } from '../../../bench/service-process.js';
 
-const cli = new URL('../dist/cli.js', import.meta.url).pathname;
+// The installed command: its #! line carries the service's node flags.
+const cli = new URL('../bin/machine-api.js', import.meta.url).pathname;
 
 const NOOP = 50;
 const MOONRAKER = 25;
@@ -82,6 +83,7 @@ async function spawnService(configToml: string): Promise<Started> {
   const child = spawn(
     process.execPath,
     [
+      ...shebangNodeFlags(cli),
       cli,
       'serve',
       '--json',

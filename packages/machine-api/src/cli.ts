@@ -1,7 +1,5 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { growOldGenerationByLiveSize } from './old-generation.js';
-import { holdYoungGeneration } from './young-generation.js';
 
 const USAGE = `usage: machine-api serve [--config FILE] [--bind HOST:PORT] [--data-dir DIR] [--json] [--debug]
        machine-api keys create --name NAME --scope read,print[,control,admin] [--data-dir DIR]
@@ -57,7 +55,6 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const { host, port } = parseBind(values.bind);
-  const releaseYoungGeneration = holdYoungGeneration();
   const [{ createLogger }, { startService }] = await Promise.all([
     import('./log.js'),
     import('./service.js'),
@@ -71,8 +68,6 @@ async function main(argv: string[]): Promise<void> {
     port,
     logger,
   });
-  releaseYoungGeneration();
-  growOldGenerationByLiveSize();
 
   let closing = false;
   const shutdown = (signal: string) => {

@@ -1,12 +1,10 @@
 /**
  * Prometheus metrics (prom-client), one registry per service instance: per-machine state, progress and
- * temperatures (read live at scrape time), job outcomes, and the HTTP request duration histogram
- * (request-durations.ts).
+ * temperatures (read live at scrape time), job outcomes, and the HTTP request duration histogram.
  */
 
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { MachineRegistry } from './machines/registry.js';
-import { RequestDurations } from './request-durations.js';
 
 const STATES = ['unknown', 'idle', 'running', 'paused', 'complete', 'offline', 'failed'] as const;
 
@@ -14,7 +12,7 @@ export type JobOutcome = 'completed' | 'failed' | 'cancelled';
 
 export class ServiceMetrics {
   readonly registry = new Registry();
-  private readonly httpDuration: RequestDurations;
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
   private readonly jobs: Counter<'outcome'>;
   private readonly machineState: Gauge<'id' | 'state'>;
   private readonly machineProgress: Gauge<'id'>;
@@ -30,12 +28,13 @@ export class ServiceMetrics {
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'machine_api_' });
-    this.httpDuration = new RequestDurations(
-      'machine_api_http_request_duration_seconds',
-      'Time to answer an HTTP request, by method, route pattern and status code.',
-      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60],
-      this.registry,
-    );
+    this.httpDuration = new Histogram({
+      name: 'machine_api_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by method, route pattern and status code.',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60],
+      registers,
+    });
     this.jobs = new Counter({
       name: 'machine_api_jobs_finished_total',
       help: 'Print jobs that reached a final status, by outcome.',
@@ -100,7 +99,7 @@ export class ServiceMetrics {
 
   /** Records one answered HTTP request. */
   observeRequest(method: string, route: string, statusCode: number, seconds: number): void {
-    this.httpDuration.observe(method, route, statusCode, seconds);
+    this.httpDuration.observe({ method, route, status_code: statusCode }, seconds);
   }
 
   /** Counts a job that reached a final status. */

@@ -28,8 +28,7 @@ const ANY_ORIGIN: readonly (readonly [string, string])[] = [
 
 /**
  * The CORS headers of an answer to an actual (not preflight) request, in the order they are sent, given
- * what `corsOrigin` allows. The hook below and the `GET /ping` fast path (ping-fast-path.ts) both send
- * these, so the two cannot drift apart.
+ * what `corsOrigin` allows.
  */
 export function corsHeaders(allowed: string | false): readonly (readonly [string, string])[] {
   if (allowed === false) return VARY_ONLY;

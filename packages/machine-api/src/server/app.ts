@@ -9,7 +9,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { installAccess, loggableUrl } from '../access/hook.js';
-import { ruleFor } from '../access/scopes.js';
 import type { AccessSettings } from '../access/settings.js';
 import { notifySchemas } from '../notify/schemas.js';
 import { rewriteOctoPrintUrl } from '../octoprint/base-url.js';
@@ -24,7 +23,6 @@ import {
   methodNotAllowedRoutes,
 } from './errors.js';
 import { API_VERSION, registerOpenApi } from './openapi.js';
-import { PingFastPath } from './ping-fast-path.js';
 import { logClientAbort, newRequestId, serializeReply } from './reply-parts.js';
 import { cameraRoutes } from './routes/cameras.js';
 import { eventRoutes } from './routes/events.js';
@@ -32,7 +30,7 @@ import { fileRoutes } from './routes/files.js';
 import { jobRoutes } from './routes/jobs.js';
 import { keyRoutes } from './routes/keys.js';
 import { machineRoutes } from './routes/machines.js';
-import { metaRoutes, PONG } from './routes/meta.js';
+import { metaRoutes } from './routes/meta.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { printRoutes } from './routes/print.js';
 import { queueRoutes } from './routes/queue.js';
@@ -49,9 +47,7 @@ export interface AppOptions extends ServerContext {
 export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const { logger, access: _access, ...context } = options;
   const debug = logger.isLevelEnabled('debug');
-  const fastPing = new PingFastPath(context.metrics, logger as FastifyBaseLogger);
   const app = Fastify({
-    serverFactory: fastPing.serverFactory,
     loggerInstance: logger as FastifyBaseLogger,
     // Per-request log lines cost throughput: requests are logged at debug level in onResponse below, and
     // the per-request child logger (with its redaction pass) is only made when debug logging is on;
@@ -75,12 +71,6 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   // Fastify from compiling fast-json-stringify ones at start-up).
   app.setSerializerCompiler(() => serializeReply);
   app.setReplySerializer(serializeReply);
-  // Fastify answers 503 with `Connection: close` once close() has begun (it marks itself closing just
-  // before the preClose hooks, this one first); the fast path must not answer 200 instead.
-  app.addHook('preClose', (done) => {
-    fastPing.disable();
-    done();
-  });
 
   // Callback-style hooks: no promise per request on the hot path.
   app.addHook('onRequest', (request, reply, done) => {
@@ -150,13 +140,5 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   await app.register(eventRoutes, { context });
 
   notAllowed.register();
-  // `GET`/`HEAD /ping` answered before Fastify when nothing but the start-up settings decides the answer:
-  // not with debug logging (the onResponse hook writes the access log line), only while the route's rule
-  // is open (no key check to run).
-  const open = (method: string) =>
-    ruleFor(method, '/ping', { metricsOpen: options.access.metricsOpen })?.kind === 'open';
-  if (!debug && open('GET') && open('HEAD') && app.hasRoute({ method: 'GET', url: '/ping' })) {
-    fastPing.enable({ body: serializeReply(PONG), origins: options.access.origins });
-  }
   return app;
 }

@@ -1,7 +1,4 @@
-/**
- * Pieces of every answer that more than one writer of answers needs: Fastify's hooks and reply serializer
- * (app.ts) and the `GET /ping` fast path (ping-fast-path.ts) take them from here, so both send the same.
- */
+/** Pieces of every answer: the request id, the reply serializer and the client-abort log line (app.ts). */
 
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';

@@ -6,7 +6,7 @@ import { Pong } from '../schemas/meta.js';
 import { ref } from '../schemas/refs.js';
 import { errorResponses, ok, type RouteOptions } from '../types.js';
 
-/** The body of every `GET /ping` answer; the fast path (../ping-fast-path.ts) sends it too. */
+/** The body of every `GET /ping` answer. */
 export const PONG = { message: 'pong' } as const;
 
 export const metaRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {

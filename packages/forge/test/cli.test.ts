@@ -36,20 +36,28 @@ async function serve(dataDir: string): Promise<Served> {
     },
   );
   let out = '';
-  child.stdout?.on('data', (chunk) => {
-    out += chunk;
+  // Resolves with the address once a log line names it; fails when the process ends first or a minute passes.
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => fail('did not log its address within 60 s'), 60_000);
+    function fail(why: string) {
+      clearTimeout(timer);
+      reject(new Error(`forge serve ${why}:\n${out}`));
+    }
+    const take = (chunk: Buffer) => {
+      out += chunk;
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        resolve(match[1]!);
+      }
+    };
+    const onExit = () => fail('exited');
+    child.stdout?.on('data', take);
+    child.stderr?.on('data', take);
+    child.once('exit', onExit);
   });
-  child.stderr?.on('data', (chunk) => {
-    out += chunk;
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
-    if (match) return { child, url: match[1]!, stdout: () => out };
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`forge serve did not start:\n${out}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return { child, url, stdout: () => out };
 }
 
 function stop(child: ChildProcess): Promise<void> {

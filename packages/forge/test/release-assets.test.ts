@@ -373,13 +373,9 @@ describe('release assets', () => {
     );
     socket.write(randomBytes(300_000));
     // Wait until the server holds the partial upload, then cut the connection.
-    for (let i = 0; i < 200 && storedFiles(forge).length === before; i++)
-      await new Promise((r) => setTimeout(r, 25));
-    expect(storedFiles(forge).length).toBe(before + 1);
+    await expect.poll(() => storedFiles(forge).length, { timeout: 10_000 }).toBe(before + 1);
     socket.destroy();
-    for (let i = 0; i < 200 && storedFiles(forge).length !== before; i++)
-      await new Promise((r) => setTimeout(r, 25));
-    expect(storedFiles(forge)).toHaveLength(before);
+    await expect.poll(() => storedFiles(forge).length, { timeout: 10_000 }).toBe(before);
     const list = await forge.request('GET', `${repo.path}/releases/${rel.body.id}/assets`);
     expect(list.body).toEqual([]);
   });

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { Agent, FormData as UndiciFormData, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, outputFolder, screenshot } from './browser.js';
 import { asciiStl, cube, requirePrusaSlicer } from './design-fixtures.js';
@@ -258,14 +259,29 @@ ${moonraker('ghost', ghost, 'abs')}
     });
     // Every open connection of the service is cut, the page's event stream with it.
     api.service.app.server.closeAllConnections();
-    // This process's own pooled connections were cut too; let the client notice before the next request.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const res = await postPrint(api.baseUrl, { machineId: 'alpha', jobName: 'while away', file: GCODE });
-    expect(res.status).toBe(200);
-    expect(await resumed).toMatch(/^\d+$/);
-    await expect.poll(() => badge('alpha'), POLL).toBe('Printing');
-    await expect.poll(() => card('alpha').getByRole('link', { name: 'while away' }).count(), POLL).toBe(1);
-    const { job_id } = (await res.json()) as { job_id: string };
-    expect((await fetch(`${api.baseUrl}/jobs/${job_id}/cancel`, { method: 'POST' })).status).toBe(200);
+    // This process's pooled connections were cut too: its next requests go over connections of their own.
+    const fresh = new Agent();
+    try {
+      const form = new UndiciFormData();
+      form.append('params', JSON.stringify({ machine_id: 'alpha', job_name: 'while away' }));
+      form.append('file', new Blob([GCODE]), 'design.gcode');
+      const res = await undiciFetch(`${api.baseUrl}/print`, {
+        method: 'POST',
+        body: form,
+        dispatcher: fresh,
+      });
+      expect(res.status).toBe(200);
+      expect(await resumed).toMatch(/^\d+$/);
+      await expect.poll(() => badge('alpha'), POLL).toBe('Printing');
+      await expect.poll(() => card('alpha').getByRole('link', { name: 'while away' }).count(), POLL).toBe(1);
+      const { job_id } = (await res.json()) as { job_id: string };
+      const cancel = await undiciFetch(`${api.baseUrl}/jobs/${job_id}/cancel`, {
+        method: 'POST',
+        dispatcher: fresh,
+      });
+      expect(cancel.status).toBe(200);
+    } finally {
+      await fresh.close();
+    }
   });
 });

@@ -79,25 +79,27 @@ describe('the machine observer', () => {
     expect(observer.current('a')?.status.temperatures.extruder?.current).toBe(74);
   });
 
-  it('reports a change held back by the interval once the interval ends, with the latest readings', async () => {
-    const { observer, changes } = observerOf(['a'], 100);
-    const reported = () =>
-      changes
-        .filter((c) => c.kind === 'temperatures')
-        .map((c) => c.machine.status.temperatures.extruder?.current);
-    observer.record('a', status('idle', null, 25));
-    observer.record('a', status('idle', null, 26));
-    observer.record('a', status('idle', null, 27));
-    expect(reported()).toEqual([25]);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    // One report at the end of the interval, carrying the newest readings; nothing more while unchanged.
-    expect(reported()).toEqual([25, 27]);
-    observer.close();
-  });
-
   describe('with a clock of its own', () => {
     beforeEach(() => vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] }));
     afterEach(() => vi.useRealTimers());
+
+    it('reports a change held back by the interval once the interval ends, with the latest readings', () => {
+      const { observer, changes } = observerOf(['a'], 100);
+      const reported = () =>
+        changes
+          .filter((c) => c.kind === 'temperatures')
+          .map((c) => c.machine.status.temperatures.extruder?.current);
+      observer.record('a', status('idle', null, 25));
+      observer.record('a', status('idle', null, 26));
+      observer.record('a', status('idle', null, 27));
+      expect(reported()).toEqual([25]);
+      vi.advanceTimersByTime(100);
+      // One report at the end of the interval, carrying the newest readings; nothing more while unchanged.
+      expect(reported()).toEqual([25, 27]);
+      vi.advanceTimersByTime(1000);
+      expect(reported()).toEqual([25, 27]);
+      observer.close();
+    });
 
     /** Records a new extruder reading for 'a' at each of `times` (ms from now); the report times. */
     function readAt(times: number[]): number[] {
@@ -189,8 +191,6 @@ describe('an SSE stream', () => {
   });
 
   it('drops a client that stops reading instead of buffering without bound', async () => {
-    // Streams write what was published every FLUSH_MS (20 ms); this waits for the next flush.
-    const turn = () => new Promise((resolve) => setTimeout(resolve, 50));
     const bus = new EventHistory();
     const response = new FakeResponse();
     const stream = new EventStream(response as unknown as ServerResponse, bus, {
@@ -200,13 +200,13 @@ describe('an SSE stream', () => {
       maxBufferedBytes: 100,
       retryMs: 2000,
     });
+    // Streams write what was published at their next flush (every FLUSH_MS).
     bus.publish({ type: 'queue.changed', machine_id: null, job_id: null, data: { reason: 'queued' } });
-    await turn();
-    expect(response.text).toContain('data: {"id":');
+    await waitFor(() => response.text.includes('data: {"id":'), { what: 'the first event' });
+    expect(response.destroyed).toBe(false);
     response.writableLength = 101;
     bus.publish({ type: 'queue.changed', machine_id: null, job_id: null, data: { reason: 'queued' } });
-    await turn();
-    expect(response.destroyed).toBe(true);
+    await waitFor(() => response.destroyed, { what: 'the stream to drop the client' });
     expect(stream.isClosed).toBe(true);
   });
 });

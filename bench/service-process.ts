@@ -48,7 +48,11 @@ export function shebangNodeFlags(script: string): string[] {
  * Starts a service's command (`node <flags> <entry> serve …`, with the node flags of its #! line, as its
  * executable run gets them) as its own process, so it does not share our event loop.
  */
-export async function startService(entry: string, args: string[], readyPath: string): Promise<RunningService> {
+export async function startService(
+  entry: string,
+  args: string[],
+  readyPath: string,
+): Promise<RunningService> {
   const port = await freePort();
   // BENCH_CPU_PROF_DIR=<dir>: every service process writes a V8 CPU profile there when it exits.
   const profile = process.env.BENCH_CPU_PROF_DIR

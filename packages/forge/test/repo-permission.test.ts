@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { computeRepoPermission, type PermissionFacts } from '../src/services/repo-permission.js';
-import { UnitType } from '../src/services/units.js';
 import { AccessMode } from '../src/store/schema.js';
+import { UnitType } from '../src/store/units.js';
 
 const user = { id: 10, isAdmin: false, isRestricted: false };
 const base: PermissionFacts = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ConcurrencyLimit } from '../src/concurrency-limit.js';
 import { estimateFromTrailer, parseDuration, parseTrailer } from '../src/slicer/estimate.js';
-import { ConcurrencyLimit } from '../src/slicer/limiter.js';
 import { slicerMessage } from '../src/slicer/prusa.js';
 
 function deferred() {

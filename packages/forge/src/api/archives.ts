@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { prepareArchive } from '../services/archives.js';
-import { UnitType } from '../services/units.js';
+import { UnitType } from '../store/units.js';
 import { sendArchive } from '../web/archives.js';
 import { requireRepoReader, useRepoAssignment } from './repo-assignment.js';
 import type { ApiRouteOptions } from './route-options.js';

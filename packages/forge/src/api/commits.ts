@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { type CommitParts, toCommit, toReference } from '../convert/commit.js';
 import { Invalid } from '../errors.js';
 import { getRepoCommit, listRepoCommits, listRepoRefs } from '../services/commits.js';
-import { UnitType } from '../services/units.js';
+import { UnitType } from '../store/units.js';
 import {
   CommitListQuerySchema,
   CommitQuerySchema,

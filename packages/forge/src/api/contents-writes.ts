@@ -11,7 +11,7 @@ import {
   type FileOperationInput,
 } from '../services/file-changes.js';
 import type { RepoContext } from '../services/repo-context.js';
-import { UnitType } from '../services/units.js';
+import { UnitType } from '../store/units.js';
 import {
   ChangeFilesOptionsSchema,
   CreateFileOptionsSchema,

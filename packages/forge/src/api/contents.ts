@@ -7,7 +7,7 @@ import { OCTET_STREAM, servedContentType } from '../services/content-types.js';
 import { type ContentsEntry, getContents, getRawFile, type RawFile } from '../services/contents.js';
 import type { RefCommit } from '../services/refs.js';
 import type { RepoContext } from '../services/repo-context.js';
-import { UnitType } from '../services/units.js';
+import { UnitType } from '../store/units.js';
 import { ContentsResponseSchema, RefQuerySchema } from '../structs/contents.js';
 import { formTrim } from './form.js';
 import { requireRepoReader, useRepoAssignment } from './repo-assignment.js';

@@ -7,7 +7,7 @@ import { diffRefs, syncAfterPush } from '../services/push-sync.js';
 import type { RepoContext } from '../services/repo-context.js';
 import { serialiseRepoWrite } from '../services/repo-write-queue.js';
 import { loadRepoContext, repositoriesRoot } from '../services/repos.js';
-import { UnitType } from '../services/units.js';
+import { UnitType } from '../store/units.js';
 import type { ApiRouteOptions } from './route-options.js';
 
 /** The smart-HTTP endpoints `git http-backend` serves (the dumb protocol is not offered). */

@@ -6,16 +6,9 @@
  * - a query value or a JSON string holding it: 422 naming the field, in Gitea's binding format.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isCleanText } from '../clean-text.js';
 import { Invalid, NotFound } from '../errors.js';
 import { goFieldName } from './errors.js';
-
-// A high surrogate not followed by a low one, or a low one not preceded by a high one (code units).
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** True when `text` can be stored and passed on as it is. */
-export function isCleanText(text: string): boolean {
-  return !text.includes('\0') && !LONE_SURROGATE.test(text);
-}
 
 /** The JSON path of the first string (or key) in `value` that is not clean text, or null. */
 function firstUncleanPath(value: unknown, path: string[], depth = 0): string[] | null {

@@ -14,8 +14,8 @@ import {
   uploadReleaseAttachment,
 } from '../services/attachments.js';
 import type { RepoContext } from '../services/repo-context.js';
-import { UnitType } from '../services/units.js';
 import type { AttachmentRow, ReleaseRow } from '../store/schema.js';
+import { UnitType } from '../store/units.js';
 import { PathInt64 } from '../structs/query.js';
 import { AttachmentSchema, EditAttachmentOptionsSchema } from '../structs/release.js';
 import { NoContentSchema } from '../structs/responses.js';

@@ -16,9 +16,9 @@ import {
   listReleases,
 } from '../services/releases.js';
 import type { RepoContext } from '../services/repo-context.js';
-import { UnitType } from '../services/units.js';
 import { usersForRows } from '../services/users.js';
 import type { AttachmentRow, ReleaseRow } from '../store/schema.js';
+import { UnitType } from '../store/units.js';
 import { PathInt64 } from '../structs/query.js';
 import {
   CreateReleaseOptionSchema,

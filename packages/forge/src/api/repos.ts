@@ -20,8 +20,8 @@ import {
   putCollaborator,
   removeCollaborator,
 } from '../services/repos.js';
-import { UnitType } from '../services/units.js';
 import type { RepositoryRow, UserRow } from '../store/schema.js';
+import { UnitType } from '../store/units.js';
 import { PageQuerySchema } from '../structs/query.js';
 import {
   AddCollaboratorOptionSchema,

@@ -10,7 +10,7 @@ import {
   removeTagProtection,
 } from '../services/protected-tags.js';
 import { createTag, deleteTag, getTag, listTags } from '../services/tags.js';
-import { UnitType } from '../services/units.js';
+import { UnitType } from '../store/units.js';
 import { PageQuerySchema, PathInt } from '../structs/query.js';
 import {
   CreateTagOptionSchema,

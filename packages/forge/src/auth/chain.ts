@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isCleanText } from '../api/input-guards.js';
 import type { ReadView } from '../cache/read-view.js';
+import { isCleanText } from '../clean-text.js';
 import { ForbiddenBare, NotFound, Unauthorized } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { resolveAccessToken } from '../services/tokens.js';

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type sshpk from 'sshpk';
-import { isCleanText } from '../api/input-guards.js';
+import { isCleanText } from '../clean-text.js';
 import { Unauthorized } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import { findKeysByFingerprint, findPrincipals } from '../store/keys.js';

@@ -1,4 +1,4 @@
-import { opTypeName } from '../services/activity.js';
+import { opTypeName } from '../store/action-types.js';
 import type { ActionRow } from '../store/schema.js';
 import type { Activity } from '../structs/activity.js';
 import type { User } from '../structs/user.js';

@@ -1,7 +1,7 @@
 import type { ForgeConfig } from '../config.js';
-import { visibilityName } from '../services/names.js';
-import { accessModeName, UNITS, unitKeyForType } from '../services/units.js';
 import { AccessMode, type TeamRow, type UserRow } from '../store/schema.js';
+import { accessModeName, UNITS, unitKeyForType } from '../store/units.js';
+import { visibilityName } from '../store/visibility.js';
 import type { Organization, Team } from '../structs/org.js';
 import { avatarUrl } from './user.js';
 

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { ForgeConfig } from '../config.js';
-import { visibilityName } from '../services/names.js';
 import type { UserRow } from '../store/schema.js';
+import { visibilityName } from '../store/visibility.js';
 import type { User } from '../structs/user.js';
 import { GO_ZERO_TIME, rfc3339 } from './time.js';
 

@@ -19,6 +19,7 @@ import {
 import { findReleaseById } from '../store/releases.js';
 import { findRepositoryById } from '../store/repositories.js';
 import type { AttachmentRow, ReleaseRow, UserRow } from '../store/schema.js';
+import { UnitType } from '../store/units.js';
 import { findUserById } from '../store/users.js';
 import {
   FileRefusedError,
@@ -35,7 +36,6 @@ import { canReadRelease, getReleaseById, getReleaseByTag } from './releases.js';
 import type { RepoContext } from './repo-context.js';
 import { requireDoer } from './repo-context.js';
 import { loadRepoContext } from './repos.js';
-import { UnitType } from './units.js';
 
 /** The attachments of a page of releases, by release id, in one query. */
 export async function attachmentsOfReleases(

@@ -2,11 +2,12 @@ import type { Static } from 'typebox';
 import { Forbidden, Invalid, NotFound } from '../errors.js';
 import { insertOrganization, listMemberOrganizations } from '../store/orgs.js';
 import { AccessMode, type UserRow, UserType, type UserUpdate, Visibility } from '../store/schema.js';
+import { UNITS } from '../store/units.js';
 import { findUserByLowerName, hasOrgOwnerTeam, isOrgMember, updateUser } from '../store/users.js';
+import { visibilityFromName } from '../store/visibility.js';
 import type { CreateOrgOptionSchema, EditOrgOptionSchema } from '../structs/org.js';
 import { nowUnix, type ServiceContext } from './context.js';
-import { assertValidOwnerName, visibilityFromName } from './names.js';
-import { UNITS } from './units.js';
+import { assertValidOwnerName } from './names.js';
 
 export type CreateOrgInput = Static<typeof CreateOrgOptionSchema>;
 

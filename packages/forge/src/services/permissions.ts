@@ -3,8 +3,8 @@ import { loadAccessRows, userTeamIds } from '../store/repo-access.js';
 import { type Database, type RepositoryRow, type UserRow, UserType } from '../store/schema.js';
 import { computeRepoPermission, NO_PERMISSION, type RepoPermission } from './repo-permission.js';
 
+export { UnitType } from '../store/units.js';
 export { RepoPermission } from './repo-permission.js';
-export { UnitType } from './units.js';
 
 /** A user's permission on a repository (Gitea's GetUserRepoPermission), read from the database. */
 export async function getRepoPermission(

@@ -3,7 +3,7 @@
  * access mode plus, for organisation repositories, a mode per unit derived from teams.
  */
 import { AccessMode } from '../store/schema.js';
-import { UNITS } from './units.js';
+import { UNITS } from '../store/units.js';
 
 /** Every repository has every unit enabled: the forge does not model disabling units. */
 export const REPO_UNITS: readonly number[] = UNITS.map((unit) => unit.type);

@@ -10,11 +10,11 @@ import {
   removeTeamMember,
 } from '../store/orgs.js';
 import { AccessMode, type TeamRow, type UserRow } from '../store/schema.js';
+import { parseAccessMode, UNITS, UnitType, unitTypeForKey } from '../store/units.js';
 import { isOrgMember } from '../store/users.js';
 import type { CreateTeamOptionSchema } from '../structs/org.js';
 import type { ServiceContext } from './context.js';
 import { isOrgOwner } from './orgs.js';
-import { parseAccessMode, UNITS, UnitType, unitTypeForKey } from './units.js';
 import { getUserByName } from './users.js';
 
 export type CreateTeamInput = Static<typeof CreateTeamOptionSchema>;

@@ -18,9 +18,10 @@ import {
   shareAnOrg,
   updateUser,
 } from '../store/users.js';
+import { visibilityFromName } from '../store/visibility.js';
 import type { EditUserOptionSchema } from '../structs/user.js';
 import { nowUnix, type ServiceContext } from './context.js';
-import { assertValidEmail, assertValidOwnerName, visibilityFromName } from './names.js';
+import { assertValidEmail, assertValidOwnerName } from './names.js';
 import { ghostUser, systemUserById } from './system-users.js';
 
 export const MIN_PASSWORD_LENGTH = 8;

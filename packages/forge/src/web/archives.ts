@@ -5,7 +5,7 @@ import { NotFound } from '../errors.js';
 import { prepareArchive, type RepoArchive } from '../services/archives.js';
 import type { ServiceContext } from '../services/context.js';
 import { loadRepoContext } from '../services/repos.js';
-import { UnitType } from '../services/units.js';
+import { UnitType } from '../store/units.js';
 
 /**
  * Streams an archive as a download. The length is unknown until git is done, so the body is chunked;

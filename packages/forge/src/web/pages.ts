@@ -6,15 +6,15 @@ import { avatarUrl, toUser } from '../convert/user.js';
 import { NotFound } from '../errors.js';
 import { listReleaseAttachments } from '../services/attachments.js';
 import type { ServiceContext } from '../services/context.js';
-import { visibilityName } from '../services/names.js';
 import { isOrgVisibleTo, orgNotFound } from '../services/orgs.js';
 import { getReleaseByTag, listReleases } from '../services/releases.js';
 import type { RepoContext } from '../services/repo-context.js';
 import { listOwnerRepositories } from '../services/repo-listing.js';
 import { loadRepoContext } from '../services/repos.js';
-import { UnitType } from '../services/units.js';
 import { assertUserVisible, getContextUser, usersForRows } from '../services/users.js';
 import { type UserRow, UserType, Visibility } from '../store/schema.js';
+import { UnitType } from '../store/units.js';
+import { visibilityName } from '../store/visibility.js';
 import { html, type Markup, page } from './html.js';
 
 /** Every page: HTML that can load nothing from elsewhere and runs no script. */

@@ -33,7 +33,7 @@ async function perform(request: WorkerRequest): Promise<unknown> {
       return inspectDesign(request.path, request.fileName, request.limits, request.scanned);
     case 'copy3mf': {
       // Loaded on first use, like the 3MF reader in inspect.ts: most workers only measure G-code or STL.
-      const { copy3mfWithoutSettings } = await import('../slicer/threemf-settings.js');
+      const { copy3mfWithoutSettings } = await import('./threemf-settings.js');
       return copy3mfWithoutSettings(request.path, request.target, request.limits);
     }
   }

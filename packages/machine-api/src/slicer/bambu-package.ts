@@ -7,8 +7,8 @@
 
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { ZipFileWriter } from '../design/zip-writer.js';
 import type { SliceEstimate } from './slicer.js';
-import { ZipFileWriter } from './zip-writer.js';
 
 export const PLATE_GCODE_PART = 'Metadata/plate_1.gcode';
 

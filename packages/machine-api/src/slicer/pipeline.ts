@@ -121,7 +121,7 @@ function describeKind(kind: DesignKind): string {
  * The design as PrusaSlicer can read it. It picks its reader by file extension: hand it the upload itself
  * when its name says the right type, else a link (or copy) under a name that does. A binary STL that
  * PrusaSlicer would mistake for ASCII gets a copy it reads correctly (see `mistakenForAscii`), and a 3MF
- * a copy without the settings that would override the machine's profile (see threemf-settings.ts).
+ * a copy without the settings that would override the machine's profile (see design/threemf-settings.ts).
  */
 async function slicerInput(request: PrepareRequest, design: DesignInfo): Promise<string> {
   const { uploadPath, workDir } = request;

@@ -3,11 +3,11 @@
  * queue's changes, each published in its wire shape (the same shapes the REST endpoints answer with).
  */
 
+import type { EventBus } from '../events/events.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
 import type { FarmQueue } from '../queue/queue.js';
-import { jobResponse } from '../server/convert.js';
-import type { EventBus } from './events.js';
+import { jobResponse } from './convert.js';
 
 /** Connects the producers to `bus`; returns the function that disconnects them. */
 export function publishFarmEvents(

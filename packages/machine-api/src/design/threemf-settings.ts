@@ -8,10 +8,10 @@
  */
 
 import { pipeline } from 'node:stream/promises';
-import type { DesignLimits } from '../design/limits.js';
-import { isModelPart } from '../design/threemf.js';
-import { checkZipLimits, openZip } from '../design/zip-archive.js';
 import { InvalidDesign, ServiceError } from '../errors.js';
+import type { DesignLimits } from './limits.js';
+import { isModelPart } from './threemf.js';
+import { checkZipLimits, openZip } from './zip-archive.js';
 import { ZipFileWriter } from './zip-writer.js';
 
 /** Parts (lower-cased) that carry machine settings or G-code. */

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
+import { parseHostAllowList } from './webhooks/host-allow-list.js';
 
 /** The TOML config file (every key optional; flags and FORGE_DATABASE_URL override it). */
 export const ConfigFileSchema = Type.Object(
@@ -66,6 +67,28 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    webhook: Type.Optional(
+      Type.Object(
+        {
+          /** Gitea's ALLOWED_HOST_LIST: `external` (default), `loopback`, `private`, `*`, CIDRs, host globs. */
+          allowed_host_list: Type.Optional(Type.String()),
+          skip_tls_verify: Type.Optional(Type.Boolean()),
+          /** Seconds one delivery attempt may take (Gitea's DELIVER_TIMEOUT). */
+          deliver_timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600 })),
+          /** Attempts per delivery before it is given up (the first one included). */
+          max_attempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 30 })),
+          /** Delay before the first retry in seconds; later retries grow from it (about a day for 8 attempts). */
+          retry_base_delay: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
+          /** Deactivate a hook after this many consecutive failed deliveries (0: never). */
+          disable_after_failures: Type.Optional(Type.Integer({ minimum: 0 })),
+          /** Days a finished delivery stays in the history (0: forever). */
+          history_retention_days: Type.Optional(Type.Integer({ minimum: 0 })),
+          /** Seconds between looks at the outbox for deliveries other processes raised. */
+          poll_interval: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     oauth2: Type.Optional(
       Type.Object(
         {
@@ -101,6 +124,17 @@ export interface ForgeConfig {
   oauth2: { enabled: boolean; accessTokenExpirationTime: number; refreshTokenExpirationTime: number };
   /** The one switch of every response cache (`[cache] enabled`, FORGE_CACHE=on|off). */
   cache: { enabled: boolean };
+  /** Outgoing webhooks (`[webhook]`); durations in milliseconds. */
+  webhook: {
+    allowedHostList: string;
+    skipTlsVerify: boolean;
+    deliverTimeoutMs: number;
+    maxAttempts: number;
+    retryBaseDelayMs: number;
+    disableAfterFailures: number;
+    historyRetentionDays: number;
+    pollIntervalMs: number;
+  };
 }
 
 export interface ConfigSources {
@@ -165,6 +199,14 @@ export function loadConfig(sources: ConfigSources): ForgeConfig {
     file.database_url ??
     `sqlite:${join(dataDir, 'forge.db')}`;
   const defaultPagingNum = file.api?.default_paging_num ?? 30;
+  const allowedHostList = file.webhook?.allowed_host_list ?? 'external';
+  try {
+    parseHostAllowList(allowedHostList);
+  } catch (error) {
+    throw new Error(
+      `config ${sources.configFile}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
   return {
     bind,
     dataDir,
@@ -187,6 +229,16 @@ export function loadConfig(sources: ConfigSources): ForgeConfig {
       enabled: file.attachment?.enabled ?? true,
       maxSizeBytes: (file.attachment?.max_size ?? 2048) * 1024 * 1024,
       allowedTypes: file.attachment?.allowed_types ?? '',
+    },
+    webhook: {
+      allowedHostList,
+      skipTlsVerify: file.webhook?.skip_tls_verify ?? false,
+      deliverTimeoutMs: (file.webhook?.deliver_timeout ?? 5) * 1000,
+      maxAttempts: file.webhook?.max_attempts ?? 8,
+      retryBaseDelayMs: (file.webhook?.retry_base_delay ?? 10) * 1000,
+      disableAfterFailures: file.webhook?.disable_after_failures ?? 0,
+      historyRetentionDays: file.webhook?.history_retention_days ?? 30,
+      pollIntervalMs: (file.webhook?.poll_interval ?? 1) * 1000,
     },
     oauth2: {
       enabled: file.oauth2?.enabled ?? true,

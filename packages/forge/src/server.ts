@@ -10,6 +10,7 @@ import type { ServiceContext } from './services/context.js';
 import { syncAllReleases } from './services/release-sync.js';
 import { createUser, hasUsers } from './services/users.js';
 import { openDatabase } from './store/database.js';
+import { startDeliveryWorker } from './webhooks/worker.js';
 
 /** How long requests in flight may finish when the server closes. */
 const CLOSE_GRACE_MS = 2_500;
@@ -76,6 +77,8 @@ export async function startForge(config: ForgeConfig, options: StartOptions): Pr
     }
     const app = await buildApp({ logger: options.logger, ctx, signatureVerifier: options.signatureVerifier });
     await app.listen({ host: config.bind.host, port: config.bind.port });
+    // Deliveries left in the outbox by an earlier run (or raised by other processes) go out from now on.
+    const deliveries = startDeliveryWorker(ctx, options.logger);
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.bind.port;
     const host = config.bind.host.includes(':') ? `[${config.bind.host}]` : config.bind.host;
@@ -96,6 +99,7 @@ export async function startForge(config: ForgeConfig, options: StartOptions): Pr
         } finally {
           clearTimeout(cut);
         }
+        await deliveries.stop();
         await database.close();
       },
     };

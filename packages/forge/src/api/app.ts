@@ -28,6 +28,7 @@ import { contentsReadRoutes } from './contents.js';
 import { contentsWriteRoutes } from './contents-writes.js';
 import { installErrorMapper } from './errors.js';
 import { gitHttpRoutes } from './git-http.js';
+import { adminHookRoutes, orgHookRoutes, repoHookRoutes, userHookRoutes } from './hooks.js';
 import { installInputGuards } from './input-guards.js';
 import { oauth2AppsRoutes } from './oauth2-apps.js';
 import { orgsRoutes } from './orgs.js';
@@ -143,6 +144,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(archiveApiRoutes, api);
   await app.register(tagRoutes, api);
   await app.register(repoTeamRoutes, api);
+  await app.register(repoHookRoutes, api);
+  await app.register(orgHookRoutes, api);
+  await app.register(userHookRoutes, api);
+  await app.register(adminHookRoutes, api);
   // The OAuth2 provider lives at Gitea's paths outside the API root (/login/oauth/*, /.well-known/…).
   if (signingKey && oauthVerifier) {
     await app.register(oauthRoutes, { ctx, key: signingKey, verifyAccessToken: oauthVerifier });

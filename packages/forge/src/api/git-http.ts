@@ -8,6 +8,8 @@ import type { RepoContext } from '../services/repo-context.js';
 import { serialiseRepoWrite } from '../services/repo-write-queue.js';
 import { loadRepoContext, repositoriesRoot } from '../services/repos.js';
 import { UnitType } from '../store/units.js';
+import { raiseHookEventsNow } from '../webhooks/outbox.js';
+import { preparePushEvents } from '../webhooks/push-events.js';
 import type { ApiRouteOptions } from './route-options.js';
 
 /** The smart-HTTP endpoints `git http-backend` serves (the dumb protocol is not offered). */
@@ -97,6 +99,14 @@ export const gitHttpRoutes: FastifyPluginAsync<ApiRouteOptions> = async (app, { 
               try {
                 const changes = diffRefs(before, await listRefs(repo.gitDir));
                 await syncAfterPush({ ...repo, pusher: repo.doer, now: nowUnix }, changes);
+                const source = {
+                  ctx,
+                  gitDir: repo.gitDir,
+                  repo: repo.repo,
+                  owner: repo.owner,
+                  pusher: repo.doer,
+                };
+                await raiseHookEventsNow(ctx.db, await preparePushEvents(source, changes));
               } catch (error) {
                 request.log.error({ err: error, repo: repo.repo.id }, 'post-push synchronisation failed');
               }

@@ -37,6 +37,10 @@ import {
   type UserRow,
 } from '../store/schema.js';
 import type { CreateReleaseOptionSchema, EditReleaseOptionSchema } from '../structs/release.js';
+import { inTransactionWithHooks, raiseHookEvents, wakeDeliveryWorkers } from '../webhooks/outbox.js';
+import type { HookEventRecord } from '../webhooks/payloads.js';
+import { preparePushEvents } from '../webhooks/push-events.js';
+import { raiseReleaseEvent } from '../webhooks/release-events.js';
 import { removeAttachmentFiles } from './attachment-removal.js';
 import { nowUnix } from './context.js';
 import { UnitType } from './permissions.js';
@@ -189,6 +193,14 @@ async function ensureTag(
   return { commitSha, numCommits: await countCommits(ctx.gitDir, commitSha), created: true };
 }
 
+/** The `create` and `push` webhook events of a tag this request created (Gitea's createTag notifies both). */
+async function tagHookEvents(ctx: RepoContext, publisher: UserRow, tagName: string, tag: TagOutcome | null) {
+  if (!tag?.created) return [];
+  return preparePushEvents({ ctx, gitDir: ctx.gitDir, repo: ctx.repo, owner: ctx.owner, pusher: publisher }, [
+    { ref: `refs/tags/${tagName}`, oldSha: ZERO_SHA, newSha: tag.commitSha },
+  ]);
+}
+
 /** Records push_tag for a tag the forge created and publish_release for a release that became public. */
 async function recordPublication(
   ctx: RepoContext,
@@ -264,9 +276,16 @@ export async function createRelease(ctx: RepoContext, input: CreateReleaseInput)
     values.sha1 = tag.commitSha;
     values.numCommits = tag.numCommits;
   }
+  const tagEvents: HookEventRecord[] = await tagHookEvents(ctx, publisher, tagName, tag);
   let row: ReleaseRow;
   try {
-    row = await insertRelease(ctx.db, values);
+    // The release row and its webhook deliveries commit together.
+    row = await inTransactionWithHooks(ctx.db, async (trx) => {
+      const inserted = await insertRelease(trx, values);
+      await raiseHookEvents(trx, tagEvents);
+      await raiseReleaseEvent(trx, ctx, publisher, 'published', inserted);
+      return inserted;
+    });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // A sync (push, start-up, admin command) may have recorded our new tag as tag-only in between: that
@@ -306,7 +325,19 @@ async function convertTagRecord(
   };
   // Only one of several concurrent converters finds the record still tag-only. A tag this request made
   // stays: the winner's release may already rely on it.
-  const converted = await convertTagOnlyRecord(ctx.db, record.id, values);
+  const tagEvents = await tagHookEvents(ctx, publisher, record.tag_name, tag);
+  const converted = await inTransactionWithHooks(ctx.db, async (trx) => {
+    if (!(await convertTagOnlyRecord(trx, record.id, values))) return false;
+    await raiseHookEvents(trx, tagEvents);
+    await raiseReleaseEvent(
+      trx,
+      ctx,
+      publisher,
+      'published',
+      (await findReleaseById(trx, ctx.repo.id, record.id))!,
+    );
+    return true;
+  });
   if (!converted) throw new Conflict(`release tag already exist [tag_name: ${record.tag_name}]`);
   if (!isDraft)
     await recordPublication(ctx, publisher, { tagName: record.tag_name, title: values.title }, tag);
@@ -349,8 +380,17 @@ export async function editRelease(
     next.numCommits = tag.numCommits;
     if (tag.created) next.createdUnix = nowUnix();
   }
+  const tagEvents = await tagHookEvents(ctx, doer, next.tagName, tag);
   try {
-    await updateRelease(ctx.db, row.id, next);
+    await inTransactionWithHooks(ctx.db, async (trx) => {
+      await updateRelease(trx, row.id, next);
+      await raiseHookEvents(trx, tagEvents);
+      // Publishing a draft is `published`; a change to a public release is `updated`; drafts never fire.
+      if (!next.isDraft) {
+        const updated = (await findReleaseById(trx, ctx.repo.id, row.id))!;
+        await raiseReleaseEvent(trx, ctx, doer, row.is_draft === 1 ? 'published' : 'updated', updated);
+      }
+    });
   } catch (error) {
     if (tag?.created) await recordTagOnly(ctx, next.tagName);
     if (isUniqueViolation(error)) throw new Conflict(`release tag already exist [tag_name: ${next.tagName}]`);
@@ -372,5 +412,9 @@ export async function deleteRelease(ctx: RepoContext, row: ReleaseRow): Promise<
   }
   // Gitea deletes a release's attachments with it (the tag-only record that remains has none): rows in
   // the same transaction, files after it.
-  await removeAttachmentFiles(ctx, await retireRelease(ctx.db, row.id));
+  const uuids = await retireRelease(ctx.db, row.id, (trx) =>
+    raiseReleaseEvent(trx, ctx, doer, 'deleted', row),
+  );
+  wakeDeliveryWorkers();
+  await removeAttachmentFiles(ctx, uuids);
 }

@@ -22,6 +22,8 @@ import {
   upsertCollaboration,
 } from '../store/collaborations.js';
 import { isUniqueViolation } from '../store/constraint-errors.js';
+import { deleteWebhooksOf } from '../store/hooks.js';
+import { countReleases } from '../store/releases.js';
 import { canCreateOrgRepo } from '../store/repo-access.js';
 import {
   addTeamRepos,
@@ -37,11 +39,13 @@ import { AccessMode, type RepositoryRow, type UserRow, UserType } from '../store
 import { findUserByLowerName } from '../store/users.js';
 /** Repositories: create (user and organisation), read, edit, delete, branches and collaborators. */
 import type { CreateRepoOptionSchema, EditRepoOptionSchema } from '../structs/repo.js';
+import { raiseHookEvents, raiseHookEventsNow, wakeDeliveryWorkers } from '../webhooks/outbox.js';
+import { repositoryEvent } from '../webhooks/payloads.js';
 import { removeAttachmentFiles, repoAttachmentUuids } from './attachment-removal.js';
 import { nowUnix, type ServiceContext } from './context.js';
 import { getRepoPermission } from './permissions.js';
 import { RepoActionType, recordRepoAction } from './repo-activity.js';
-import type { RepoContext } from './repo-context.js';
+import { type RepoContext, requireDoer } from './repo-context.js';
 
 /** Where bare repositories live: `<data-dir>/repositories`. */
 export function repositoriesRoot(ctx: ServiceContext): string {
@@ -169,6 +173,9 @@ export async function createRepository(
     content: '',
     createdUnix: now,
   });
+  await raiseHookEventsNow(ctx.db, [
+    repositoryEvent(ctx.config, { repo: created, owner, releaseCount: 0 }, doer, 'created'),
+  ]);
   return created;
 }
 
@@ -234,7 +241,19 @@ export async function editRepository(ctx: RepoContext, input: EditRepoInput): Pr
 /** DELETE /repos/{o}/{r}: rows first (so nothing points at a half-deleted directory), then the files. */
 export async function deleteRepository(ctx: RepoContext): Promise<void> {
   const attachmentUuids = await repoAttachmentUuids(ctx, ctx.repo.id);
-  await deleteRepositoryRows(ctx.db, ctx.repo.id);
+  const releaseCount = await countReleases(ctx.db, { repoId: ctx.repo.id, includeDrafts: false });
+  const deleted = repositoryEvent(
+    ctx.config,
+    { repo: ctx.repo, owner: ctx.owner, releaseCount },
+    requireDoer(ctx),
+    'deleted',
+  );
+  // The `deleted` event reaches the owner's and the site's hooks; the repository's own hooks go with it.
+  await deleteRepositoryRows(ctx.db, ctx.repo.id, async (trx) => {
+    await raiseHookEvents(trx, [deleted]);
+    await deleteWebhooksOf(trx, { repoId: ctx.repo.id });
+  });
+  wakeDeliveryWorkers();
   await removeRepository(ctx.gitDir);
   await removeAttachmentFiles(ctx, attachmentUuids);
 }

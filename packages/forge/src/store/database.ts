@@ -23,6 +23,7 @@ import { activityCountsMigration } from './migrations/009_activity_counts.js';
 import { releaseCountsMigration } from './migrations/010_release_counts.js';
 import { userSearchSuffixesMigration } from './migrations/011_user_search_suffixes.js';
 import { activityGenerationsMigration } from './migrations/012_activity_generations.js';
+import { webhooksMigration } from './migrations/013_webhooks.js';
 import { preparedStatementPool } from './prepared-pool.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -100,6 +101,7 @@ export function forgeMigrations(dialect: DialectName): Record<string, Migration>
     '010_release_counts': releaseCountsMigration(dialect),
     '011_user_search_suffixes': userSearchSuffixesMigration(dialect),
     '012_activity_generations': activityGenerationsMigration(dialect),
+    '013_webhooks': webhooksMigration(dialect),
   };
 }
 

@@ -303,8 +303,14 @@ export async function markReleaseTagOnly(db: Db, id: number): Promise<void> {
  * never leaves a tag-only record with assets that a later release on the tag would inherit). Returns the
  * uuids whose files the caller removes afterwards.
  */
-export function retireRelease(db: Kysely<Database>, id: number): Promise<string[]> {
+export function retireRelease(
+  db: Kysely<Database>,
+  id: number,
+  /** More work for the same transaction (the release's `deleted` webhook deliveries). */
+  also?: (trx: Transaction<Database>) => Promise<void>,
+): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
+    await also?.(trx);
     const attachments = await trx
       .deleteFrom('attachment')
       .where('release_id', '=', id)

@@ -136,8 +136,14 @@ export async function updateRepository(
 }
 
 /** Deletes a repository row and every row that belongs to it, in one transaction. */
-export async function deleteRepositoryRows(db: Kysely<Database>, id: number): Promise<void> {
+export async function deleteRepositoryRows(
+  db: Kysely<Database>,
+  id: number,
+  /** More work for the same transaction (the repository's hooks go, its `deleted` deliveries are raised). */
+  also?: (trx: Transaction<Database>) => Promise<void>,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    await also?.(trx);
     await trx.deleteFrom('attachment').where('repo_id', '=', id).execute();
     await trx.deleteFrom('release').where('repo_id', '=', id).execute();
     await trx.deleteFrom('protected_tag').where('repo_id', '=', id).execute();

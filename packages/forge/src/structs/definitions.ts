@@ -30,6 +30,13 @@ import {
   IdentitySchema,
   UpdateFileOptionsSchema,
 } from './contents.js';
+import {
+  CreateHookOptionSchema,
+  EditHookOptionSchema,
+  HookDeliveryDetailSchema,
+  HookDeliverySchema,
+  HookSchema,
+} from './hook.js';
 import { CreateKeyOptionSchema, PublicKeySchema } from './key.js';
 import { CreateOAuth2ApplicationOptionsSchema, OAuth2ApplicationSchema } from './oauth2.js';
 import {
@@ -82,6 +89,7 @@ export const DEFINITIONS: Record<string, TSchema> = {
   ContentsResponse: ContentsResponseSchema,
   CreateAccessTokenOption: CreateAccessTokenOptionSchema,
   CreateFileOptions: CreateFileOptionsSchema,
+  CreateHookOption: CreateHookOptionSchema,
   CreateKeyOption: CreateKeyOptionSchema,
   CreateOAuth2ApplicationOptions: CreateOAuth2ApplicationOptionsSchema,
   CreateOrgOption: CreateOrgOptionSchema,
@@ -94,6 +102,7 @@ export const DEFINITIONS: Record<string, TSchema> = {
   CreateUserOption: CreateUserOptionSchema,
   DeleteFileOptions: DeleteFileOptionsSchema,
   EditAttachmentOptions: EditAttachmentOptionsSchema,
+  EditHookOption: EditHookOptionSchema,
   EditOrgOption: EditOrgOptionSchema,
   EditReleaseOption: EditReleaseOptionSchema,
   EditRepoOption: EditRepoOptionSchema,
@@ -108,6 +117,9 @@ export const DEFINITIONS: Record<string, TSchema> = {
   GitObject: GitObjectSchema,
   Identity: IdentitySchema,
   InternalTracker: InternalTrackerSchema,
+  Hook: HookSchema,
+  HookDelivery: HookDeliverySchema,
+  HookDeliveryDetail: HookDeliveryDetailSchema,
   OAuth2Application: OAuth2ApplicationSchema,
   Organization: OrganizationSchema,
   Permission: RepoPermissionsSchema,

@@ -21,7 +21,9 @@ export interface ReceivedRequest {
 }
 
 /** What the receiver answers: a status (and headers/body), or `hang` (accept, never answer). */
-export type Answer = { status: number; headers?: Record<string, string>; body?: string | Buffer } | 'hang';
+export type Answer =
+  | { status: number; headers?: Record<string, string>; body?: string | Buffer; delayMs?: number }
+  | 'hang';
 
 export class HttpReceiver {
   readonly requests: ReceivedRequest[] = [];
@@ -61,8 +63,12 @@ export class HttpReceiver {
       this.hanging.add(res);
       return;
     }
-    res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-    res.end(answer.body ?? '{"ok":true}');
+    const send = () => {
+      res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+      res.end(answer.body ?? '{"ok":true}');
+    };
+    if (answer.delayMs) setTimeout(send, answer.delayMs);
+    else send();
   }
 
   /** Requests to paths starting with `prefix`. */

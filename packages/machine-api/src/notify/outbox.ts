@@ -160,10 +160,13 @@ export class Outbox {
       if (!target) return;
       const timeoutMs = (target.settings.timeout_seconds ?? DEFAULTS.timeout_seconds) * 1000;
       const now = Date.now();
+      // The lease covers the longest an attempt can take: a photo wait (if a photo source is wired),
+      // the attempt's timeout, and a margin for recording the outcome.
+      const photoWait = this.options.photoFor ? PHOTO_TIMEOUT_MS : 0;
       const row = await store.claimNext(
         targetId,
         new Date(now).toISOString(),
-        new Date(now + timeoutMs + PHOTO_TIMEOUT_MS + LEASE_MARGIN_MS).toISOString(),
+        new Date(now + photoWait + timeoutMs + LEASE_MARGIN_MS).toISOString(),
       );
       if (!row) return;
       const result = await this.attempt(target, row, timeoutMs);

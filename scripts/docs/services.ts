@@ -1,12 +1,12 @@
 /**
- * The services as `npm start` runs them (built CLIs, the example machine-api config, `./data/…` data dirs),
+ * The services as `npm start` runs them (the built commands, the example machine-api config, `./data/…` data dirs),
  * but in a temporary checkout and on free ports: for the docs' examples, and for the endpoint references
  * generated from the served API documents.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, waitForHttp } from '../../bench/service-process.js';
 
@@ -30,30 +30,27 @@ export function createCheckout(): { root: string; remove(): void } {
 /** The data dir `scripts/start.mjs` gives each service, relative to the checkout. */
 export const dataDirs: Record<ServiceName, string> = { machineApi: 'data/machine-api', forge: 'data' };
 
-/** The command line `scripts/start.mjs` uses for each service, on the given address. */
-function commandLine(name: ServiceName, address: string): string[] {
+/** The command and arguments `scripts/start.mjs` uses for each service, on the given address. */
+function commandLine(name: ServiceName, address: string): [string, string[]] {
   if (name === 'machineApi') {
+    // Run as an executable, as npm start does, so that the V8 flags on its #! line apply.
     return [
-      'packages/machine-api/dist/cli.js',
-      'serve',
-      '--config',
-      'packages/machine-api/examples/machine-api.toml',
-      '--bind',
-      address,
-      '--data-dir',
-      dataDirs.machineApi,
+      'packages/machine-api/bin/machine-api.js',
+      [
+        'serve',
+        '--config',
+        'packages/machine-api/examples/machine-api.toml',
+        '--bind',
+        address,
+        '--data-dir',
+        dataDirs.machineApi,
+      ],
     ];
   }
   const appUrl = `http://${address}/`;
   return [
-    'packages/forge/dist/cli.js',
-    'serve',
-    '--bind',
-    address,
-    '--data-dir',
-    dataDirs.forge,
-    '--app-url',
-    appUrl,
+    'packages/forge/bin/forge.js',
+    ['serve', '--bind', address, '--data-dir', dataDirs.forge, '--app-url', appUrl],
   ];
 }
 
@@ -68,10 +65,13 @@ export interface StartedService {
 /** Starts a built service (`npm run build`) in the checkout at `root`, as `npm start` would. */
 export async function startService(root: string, name: ServiceName): Promise<StartedService> {
   const address = `127.0.0.1:${await freePort()}`;
-  const child = spawn(process.execPath, commandLine(name, address), {
+  const [command, args] = commandLine(name, address);
+  // The #! lines name `node`: the one running this process comes first on their PATH (as in npm start).
+  const path = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`;
+  const child = spawn(join(root, command), args, {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'warn' },
+    env: { ...process.env, PATH: path, LOG_LEVEL: 'warn' },
   });
   const stop = () => stopChild(child);
   try {

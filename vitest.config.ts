@@ -24,7 +24,6 @@ const forgeWithoutCaches: TestProjectInlineConfiguration = {
     ...forgeTestSettings,
     include: [
       'test/read-cache.test.ts',
-      'test/fresh-reads.test.ts',
       'test/auth.test.ts',
       'test/users.test.ts',
       'test/releases.test.ts',

@@ -46,8 +46,8 @@ interface Caller {
 const basic = (username: string, password: string) =>
   `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 
-let counter = 0;
-const unique = (prefix: string) => `${prefix}${(counter += 1)}${randomBytes(3).toString('hex')}`;
+/** A name no other test of the run uses. */
+const unique = (prefix: string) => `${prefix}${randomBytes(5).toString('hex')}`;
 
 /** The HTTP side of the matrix: requests, fixtures and callers of each kind. */
 class Client {

@@ -1,6 +1,7 @@
 /**
- * Whether a machine may take a job now (idle, bed clear is checked by the runner), whether the job's
- * filament index names one of its filaments, and which filament a job is sliced with.
+ * Whether a machine may take a job now (idle; the bed's confirmation is checked by the runner) or have its
+ * bed confirmed clear, whether a job's filament index names one of its filaments, and which filament a
+ * job is sliced with.
  */
 
 import { BadRequest } from '../errors.js';
@@ -26,6 +27,28 @@ export function assertIdle(machineId: string, state: MachineState): void {
       `machine "${machineId}" has finished a print that is still on its bed: remove it, then confirm with POST /machines/${machineId}/clear`,
     );
   throw new MachineError('MachineBusy', `machine "${machineId}" is ${state.state}, not idle`);
+}
+
+/** A bed is confirmed clear only on a machine that is not printing, has not failed and answers. */
+export function assertClearable(machineId: string, state: MachineState): void {
+  if (state.state === 'running' || state.state === 'paused') {
+    throw new MachineError(
+      'MachineBusy',
+      `machine "${machineId}" is ${state.state}; clear its bed once the print has ended`,
+    );
+  }
+  if (state.state === 'failed') {
+    throw new MachineError(
+      'MachineRejected',
+      `machine "${machineId}" reports a failure${state.message ? `: ${state.message}` : ''}; fix it at the machine before confirming the bed clear`,
+    );
+  }
+  if (state.state === 'offline') {
+    throw new MachineError(
+      'MachineOffline',
+      `machine "${machineId}" is offline; the bed cannot be confirmed now`,
+    );
+  }
 }
 
 /** `filament_idx` must name one of the machine's filaments (those it reports, else the configured ones). */

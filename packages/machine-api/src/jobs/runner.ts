@@ -24,7 +24,7 @@ import { preparePrint } from '../slicer/pipeline.js';
 import { killLeftoverSlicer } from '../slicer/prusa.js';
 import { isFinal, type Job, type JobParameters, type JobStatus } from './job.js';
 import { type CurrentJob, JobLifecycle } from './lifecycle.js';
-import { assertFilament, assertIdle, filamentIndexFor } from './machine-fit.js';
+import { assertClearable, assertFilament, assertIdle, filamentIndexFor } from './machine-fit.js';
 import type { JobFilter, JobStore } from './store.js';
 
 export type { CurrentJob } from './lifecycle.js';
@@ -271,24 +271,7 @@ export class JobRunner {
       );
     const { status } = await observer.refresh(entry.id);
     const state = status.state;
-    if (state.state === 'running' || state.state === 'paused') {
-      throw new MachineError(
-        'MachineBusy',
-        `machine "${entry.id}" is ${state.state}; clear its bed once the print has ended`,
-      );
-    }
-    if (state.state === 'failed') {
-      throw new MachineError(
-        'MachineRejected',
-        `machine "${entry.id}" reports a failure${state.message ? `: ${state.message}` : ''}; fix it at the machine before confirming the bed clear`,
-      );
-    }
-    if (state.state === 'offline') {
-      throw new MachineError(
-        'MachineOffline',
-        `machine "${entry.id}" is offline; the bed cannot be confirmed now`,
-      );
-    }
+    assertClearable(entry.id, state);
     if (state.state === 'complete') await entry.machine.clear?.();
     await store.markBedClear(entry.id);
     observer.setAwaitingClear(entry.id, null);

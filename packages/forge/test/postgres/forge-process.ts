@@ -16,10 +16,16 @@ export interface ForgeProcess {
 }
 
 /** Starts `forge serve` on a free port and resolves once it logged that it listens. */
-export function spawnForge(options: { dataDir: string; databaseUrl: string }): Promise<ForgeProcess> {
+export function spawnForge(options: {
+  dataDir: string;
+  databaseUrl: string;
+  /** A config file passed as `--config`. */
+  configFile?: string;
+}): Promise<ForgeProcess> {
+  const config = options.configFile ? ['--config', options.configFile] : [];
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', cli, 'serve', '--bind', '127.0.0.1:0', '--data-dir', options.dataDir],
+    ['--import', 'tsx', cli, 'serve', '--bind', '127.0.0.1:0', '--data-dir', options.dataDir, ...config],
     { env: { ...process.env, FORGE_DATABASE_URL: options.databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const printed: string[] = [];

@@ -8,6 +8,7 @@ import { History } from './pages/history';
 import { JobPage } from './pages/job';
 import { Keys } from './pages/keys';
 import { Login } from './pages/login';
+import { Notifications } from './pages/notifications';
 import { Overview } from './pages/overview';
 import { SendPrint } from './pages/print';
 import { Queue } from './pages/queue';
@@ -23,6 +24,7 @@ const NAV = [
   { href: '/ui/queue', label: 'Queue' },
   { href: '/ui/history', label: 'History' },
   { href: '/ui/keys', label: 'Keys' },
+  { href: '/ui/notifications', label: 'Notifications' },
 ];
 
 function NotFound() {
@@ -98,6 +100,7 @@ function App() {
               <Route path="/ui/jobs/:id" component={JobPage} />
               <Route path="/ui/machines/:id" component={MachinePage} />
               <Route path="/ui/keys" component={Keys} />
+              <Route path="/ui/notifications" component={Notifications} />
               <Route default component={NotFound} />
             </Router>
           </ErrorBoundary>

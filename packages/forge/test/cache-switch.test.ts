@@ -35,7 +35,7 @@ describe('the cache switch', () => {
     );
     const wrong = configFile('[cache]\nenabled = "no"\n');
     expect(() => loadConfig({ dataDir: dir, configFile: wrong, env: {} })).toThrow(
-      `config ${wrong}: key "cache.enabled": Expected boolean`,
+      `config ${wrong}: key "cache.enabled": must be boolean`,
     );
   });
 });

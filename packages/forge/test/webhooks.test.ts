@@ -376,4 +376,35 @@ describe('webhooks', () => {
       ),
     ).toBe(false);
   });
+
+  it('sends a test push to one hook, and system and organization hooks say where they are defined', async () => {
+    const orgName = uniqueName('org');
+    await forge.createOrg(token, { username: orgName });
+    const repo = await createRepo(forge, token, { org: orgName });
+    const repoHook = await addHook(repo.path, giteaHook(['release']));
+    await addHook(`/orgs/${orgName}`, giteaHook(['release']));
+    const system = await forge.request('POST', '/admin/hooks', {
+      token: forge.admin.token,
+      body: giteaHook(['release']),
+    });
+    expect(system.status).toBe(201);
+    const tested = await forge.request('POST', `${repo.path}/hooks/${repoHook.id}/tests`, { token });
+    expect(tested.status).toBe(204);
+    await receiver.waitFor(() => deliveriesOf(repo.name).length >= 1);
+    const [test] = deliveriesOf(repo.name);
+    expect(test!.headers['x-gitea-event']).toBe('push');
+    expect(test!.payload).toMatchObject({ ref: 'refs/heads/main', total_commits: 1 });
+    expect(Value.Check(PushPayloadSchema, test!.payload)).toBe(true);
+    await forge.request('POST', `${repo.path}/releases`, { token, body: { tag_name: 'v9' } });
+    await receiver.waitFor(() => deliveriesOf(repo.name).length >= 4);
+    const targets = deliveriesOf(repo.name)
+      .slice(1)
+      .map((r) => r.headers['x-gitea-hook-installation-target-type'])
+      .sort();
+    expect(targets).toEqual(['organization', 'repository', 'system']);
+    // The system hook stays for the other tests' repositories: remove it.
+    expect(
+      (await forge.request('DELETE', `/admin/hooks/${system.body.id}`, { token: forge.admin.token })).status,
+    ).toBe(204);
+  });
 });

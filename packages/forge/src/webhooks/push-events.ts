@@ -13,6 +13,7 @@ import type { RepoContext } from '../services/repo-context.js';
 import { requireDoer } from '../services/repo-context.js';
 import { insertHookTasks } from '../store/hooks.js';
 import { countReleases } from '../store/releases.js';
+import { findRepositoryById } from '../store/repositories.js';
 import type { RepositoryRow, UserRow, WebhookRow } from '../store/schema.js';
 import { wakeDeliveryWorkers } from './outbox.js';
 import {
@@ -43,9 +44,11 @@ export interface PushedRef {
   newSha: string;
 }
 
+/** The repository as it is after the push (its empty flag and default branch may have just changed). */
 async function eventRepository(source: Pick<PushSource, 'ctx' | 'repo' | 'owner'>): Promise<EventRepository> {
   const releaseCount = await countReleases(source.ctx.db, { repoId: source.repo.id, includeDrafts: false });
-  return { repo: source.repo, owner: source.owner, releaseCount };
+  const repo = (await findRepositoryById(source.ctx.db, source.repo.id)) ?? source.repo;
+  return { repo, owner: source.owner, releaseCount };
 }
 
 async function payloadCommits(source: PushSource, repo: EventRepository, oldSha: string, newSha: string) {

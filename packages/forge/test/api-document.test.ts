@@ -51,7 +51,8 @@ const KNOWN = {
   undocumentedStatuses: new Set(['post /repos/{owner}/{repo}/tags 201', 'get /users/search 500']),
   /**
    * Fields outside Gitea's definitions: `User.username` Gitea emits but does not declare (User.MarshalJSON
-   * adds it); `EditUserOption.keep_email_private` is the forge's one addition (admins set e-mail privacy).
+   * adds it); `EditUserOption.keep_email_private` is the forge's one addition (admins set e-mail privacy);
+   * `repositories` on tokens is Forgejo's repository-scoped token list (docs/forge/repository-tokens.md).
    */
   undeclaredFields: new Set([
     'User.username',
@@ -59,6 +60,8 @@ const KNOWN = {
     // Why a hook stopped: its run of failed deliveries and the reason the forge deactivated it.
     'Hook.consecutive_failures',
     'Hook.disabled_reason',
+    'AccessToken.repositories',
+    'CreateAccessTokenOption.repositories',
   ]),
   /** Operations answering a file stream: Gitea documents 200 without a schema, the route declares none. */
   binaryResponses: new Set([

@@ -215,6 +215,30 @@ describe('webhooks', () => {
     for (const delivery of mine()) expect(delivery.signatureValid).toBe(true);
   });
 
+  it('a contents-API commit sends push as a git push of it would', async () => {
+    const repo = await createRepo(forge, token);
+    await addHook(repo.path, giteaHook(['push']));
+    const made = await forge.request('POST', `${repo.path}/contents/Formula/tool.rb`, {
+      token,
+      body: { content: Buffer.from('class Tool\nend\n').toString('base64'), message: 'formula' },
+    });
+    expect(made.status).toBe(201);
+    const mine = () => deliveriesOf(repo.name);
+    await receiver.waitFor(() => mine().length >= 1);
+    const [pushed] = mine();
+    expect(pushed!.headers['x-gitea-event']).toBe('push');
+    expect(Value.Check(PushPayloadSchema, pushed!.payload)).toBe(true);
+    expect(pushed!.payload).toMatchObject({
+      ref: 'refs/heads/main',
+      before: made.body.commit.parents[0].sha,
+      after: made.body.commit.sha,
+      total_commits: 1,
+      pusher: { login: owner.username },
+    });
+    const commits = (pushed!.payload as { commits: Array<{ id: string; added: string[] }> }).commits;
+    expect(commits[0]).toMatchObject({ id: made.body.commit.sha, added: ['Formula/tool.rb'] });
+  });
+
   it('sends repository created and deleted to user hooks', async () => {
     const user = await forge.createUser();
     const userToken = await forge.createToken(user, ['write:repository', 'write:user']);

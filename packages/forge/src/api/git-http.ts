@@ -7,6 +7,7 @@ import { diffRefs, syncAfterPush } from '../services/push-sync.js';
 import type { RepoContext } from '../services/repo-context.js';
 import { serialiseRepoWrite } from '../services/repo-write-queue.js';
 import { loadRepoContext, repositoriesRoot } from '../services/repos.js';
+import { assertTokenReaches } from '../services/token-repositories.js';
 import { UnitType } from '../store/units.js';
 import { raiseHookEventsNow } from '../webhooks/outbox.js';
 import { preparePushEvents } from '../webhooks/push-events.js';
@@ -43,6 +44,7 @@ function authorise(
     if (!user) throw challenge(reply, 'authentication required');
     throw new NotFound('Repository not found');
   }
+  assertTokenReaches(request.auth.repositories, repo.repo);
   if (isPush) {
     if (!user) throw challenge(reply, 'authentication required');
     if (!repo.permission.canWrite(UnitType.Code)) throw new Forbidden('User permission denied');

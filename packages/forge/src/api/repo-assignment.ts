@@ -4,6 +4,7 @@ import { Forbidden } from '../errors.js';
 import type { ServiceContext } from '../services/context.js';
 import type { RepoContext } from '../services/repo-context.js';
 import { loadRepoContext } from '../services/repos.js';
+import { assertTokenReaches } from '../services/token-repositories.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,6 +23,7 @@ export function useRepoAssignment(app: FastifyInstance, ctx: ServiceContext): vo
   app.addHook('preValidation', async (request) => {
     const { owner, repo } = request.params as { owner: string; repo: string };
     const repoContext = await loadRepoContext(ctx, owner, repo, request.auth.user);
+    assertTokenReaches(request.auth.repositories, repoContext.repo);
     if (request.auth.publicOnly && repoContext.repo.is_private === 1) {
       throw new Forbidden('token scope is limited to public repos');
     }

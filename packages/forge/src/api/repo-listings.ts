@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { checkPublicOnly, requireScopes, requireUser } from '../auth/guards.js';
 import { toRepositoryView } from '../convert/repository.js';
@@ -18,6 +19,15 @@ import { pageOf, setListHeaders } from './pagination.js';
 import type { ApiRouteOptions } from './route-options.js';
 
 const RepositoryListSchema = Type.Array(RepositorySchema);
+
+/**
+ * A repository-scoped token lists only its repositories (services/token-repositories.ts). The page is
+ * filtered after the query, so its count headers still count what the token's owner could see.
+ */
+function reachable(request: FastifyRequest, views: RepositoryView[]): RepositoryView[] {
+  const { repositories } = request.auth;
+  return repositories === null ? views : views.filter((view) => repositories.has(view.repo.id));
+}
 
 /** `GET /repos/search` (token category repository; anonymous callers see public repositories). */
 const repoSearchRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
@@ -50,7 +60,7 @@ const repoSearchRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
         page,
       });
       setListHeaders(reply, request, config, total, page);
-      return { ok: true, data: render(views, request.auth.user) };
+      return { ok: true, data: render(reachable(request, views), request.auth.user) };
     },
   );
 
@@ -76,7 +86,7 @@ const userRepoListRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
         page,
       );
       setListHeaders(reply, request, config, total, page);
-      return views.map((view) => toRepositoryView(config, view, user));
+      return reachable(request, views).map((view) => toRepositoryView(config, view, user));
     },
   );
 
@@ -102,7 +112,7 @@ const userRepoListRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
         page,
       );
       setListHeaders(reply, request, config, total, page);
-      return views.map((view) => toRepositoryView(config, view, viewer));
+      return reachable(request, views).map((view) => toRepositoryView(config, view, viewer));
     },
   );
 };
@@ -134,7 +144,7 @@ const orgRepoListRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app
         page,
       );
       setListHeaders(reply, request, config, total, page);
-      return views.map((view) => toRepositoryView(config, view, viewer));
+      return reachable(request, views).map((view) => toRepositoryView(config, view, viewer));
     },
   );
 };

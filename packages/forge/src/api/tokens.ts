@@ -2,7 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireBasicAuth, requireScopes, requireSelfOrAdmin, requireUser } from '../auth/guards.js';
 import { TokenScope } from '../auth/scopes.js';
-import { createAccessToken, deleteAccessToken, listAccessTokens } from '../services/tokens.js';
+import {
+  createAccessToken,
+  deleteAccessToken,
+  listAccessTokens,
+  repositoriesOfTokens,
+} from '../services/tokens.js';
 import { getContextUser } from '../services/users.js';
 import type { AccessTokenRow } from '../store/schema.js';
 import { PageQuerySchema } from '../structs/query.js';
@@ -13,13 +18,26 @@ import type { ApiRouteOptions } from './route-options.js';
 
 const UsernameParams = Type.Object({ username: Type.String() });
 
-function toAccessToken(row: AccessTokenRow, plain = '') {
+type TokenRepositories = Map<number, Array<{ id: number; name: string; owner: string }>>;
+
+function toAccessToken(row: AccessTokenRow, repositories: TokenRepositories, plain = '') {
+  const listed = repositories.get(row.id);
   return {
     id: row.id,
     name: row.name,
     sha1: plain,
     token_last_eight: row.token_last_eight,
     scopes: TokenScope.parse(row.scope).toList(),
+    ...(listed
+      ? {
+          repositories: listed.map((repo) => ({
+            id: repo.id,
+            name: repo.name,
+            owner: repo.owner,
+            full_name: `${repo.owner}/${repo.name}`,
+          })),
+        }
+      : {}),
   };
 }
 
@@ -49,7 +67,8 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (a
       const page = pageOf(request, ctx.config);
       const { rows, total } = await listAccessTokens(ctx, user, page);
       setTotalCount(reply, total);
-      return rows.map((row) => toAccessToken(row));
+      const repositories = await repositoriesOfTokens(ctx, rows);
+      return rows.map((row) => toAccessToken(row, repositories));
     },
   );
 
@@ -66,7 +85,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (a
       const user = await owner(request, request.params.username);
       requireUser(request);
       const { row, token } = await createAccessToken(ctx, user, request.body);
-      return reply.code(201).send(toAccessToken(row, token));
+      return reply.code(201).send(toAccessToken(row, await repositoriesOfTokens(ctx, [row]), token));
     },
   );
 

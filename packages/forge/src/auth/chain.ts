@@ -45,15 +45,21 @@ function basicCredentials(request: FastifyRequest): { username: string; password
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-function tokenAuth(hit: { token: TokenCredential; user: UserRow }, isBasic: boolean): AuthInfo {
+function tokenAuth(
+  hit: { token: TokenCredential; user: UserRow; repositories?: ReadonlySet<number> },
+  isBasic: boolean,
+): AuthInfo {
   const scope = TokenScope.parse(hit.token.scope);
+  const repositories = hit.token.repo_scoped === 1 ? (hit.repositories ?? new Set<number>()) : null;
   return {
-    user: hit.user,
+    // A repository-scoped token never carries site-administrator powers (and so cannot Sudo).
+    user: repositories && hit.user.is_admin ? { ...hit.user, is_admin: 0 } : hit.user,
     method: isBasic ? 'basic-token' : 'token',
     scope,
     scopeText: hit.token.scope,
     publicOnly: scope.publicOnly,
     isBasic,
+    repositories,
   };
 }
 
@@ -65,6 +71,7 @@ function oauthAuth(hit: OAuthTokenHit, isBasic: boolean): AuthInfo {
     scopeText: hit.scopeText,
     publicOnly: hit.scope.publicOnly,
     isBasic,
+    repositories: null,
   };
 }
 

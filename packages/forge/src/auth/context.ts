@@ -18,6 +18,11 @@ export interface AuthInfo {
   publicOnly: boolean;
   /** Credentials came in an HTTP Basic header (password or token), as Gitea's `IsBasicAuth`. */
   isBasic: boolean;
+  /**
+   * A repository-scoped token's repositories (services/token-repositories.ts); null when the credential
+   * is not limited to repositories. Part of every cache key that depends on the caller.
+   */
+  repositories: ReadonlySet<number> | null;
 }
 
 /** Resolves the user of an HTTP-signature request (public key or SSH certificate), or null when it fails. */
@@ -61,4 +66,11 @@ export const ANONYMOUS: AuthInfo = {
   scopeText: '',
   publicOnly: false,
   isBasic: false,
+  repositories: null,
 };
+
+/** A stable text of a credential's repository limit, for cache keys ('' when it has none). */
+export function repositoriesKey(auth: Pick<AuthInfo, 'repositories'>): string {
+  const { repositories } = auth;
+  return repositories === null ? '' : `repos:${[...repositories].sort((a, b) => a - b).join(',')}`;
+}

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendHookHandler } from 'fastify';
+import { repositoriesKey } from '../auth/context.js';
 import type { KeptAnswer, ReadView } from './read-view.js';
 
 declare module 'fastify' {
@@ -15,7 +16,7 @@ type Query = Record<string, string | string[] | undefined>;
 
 /**
  * Everything a kept answer's handler reads besides the database: the URL (path and query, as sent), who
- * asks and with what token scope. Null when the request is not to be kept: not a GET; a token in the
+ * asks, with what token scope and repository limit. Null when the request is not to be kept: not a GET; a token in the
  * query (it would be part of the key); Sudo (the answer then also depends on who sudoes); an HTTP
  * signature (its body digest is checked after this hook would answer).
  */
@@ -26,7 +27,7 @@ function answerKey(request: FastifyRequest): string | null {
   if (request.headers.sudo !== undefined) return null;
   const auth = request.auth;
   if (auth.method === 'signature') return null;
-  return `${request.url}\n${auth.user?.id ?? ''}\n${auth.method}\n${auth.scopeText}\n${auth.publicOnly}`;
+  return `${request.url}\n${auth.user?.id ?? ''}\n${auth.method}\n${auth.scopeText}\n${auth.publicOnly}\n${repositoriesKey(auth)}`;
 }
 
 /**

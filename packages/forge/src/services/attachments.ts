@@ -36,6 +36,7 @@ import { canReadRelease, getReleaseById, getReleaseByTag } from './releases.js';
 import type { RepoContext } from './repo-context.js';
 import { requireDoer } from './repo-context.js';
 import { loadRepoContext } from './repos.js';
+import { assertTokenReaches, type TokenRepositories } from './token-repositories.js';
 
 /** The attachments of a page of releases, by release id, in one query. */
 export async function attachmentsOfReleases(
@@ -178,7 +179,7 @@ export async function openDownloadByUuid(
   ctx: ServiceContext,
   uuid: string,
   doer: UserRow | null,
-  options: { count: boolean; publicOnly: boolean },
+  options: { count: boolean; publicOnly: boolean; repositories: TokenRepositories },
 ): Promise<AttachmentDownload> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(uuid)) throw new NotFound();
   const row = await findAttachmentByUuid(ctx.db, uuid);
@@ -187,6 +188,7 @@ export async function openDownloadByUuid(
   const owner = repo ? await findUserById(ctx.db, repo.owner_id) : undefined;
   if (!repo || !owner) throw new NotFound();
   const repoCtx = await loadRepoContext(ctx, owner.name, repo.name, doer);
+  assertTokenReaches(options.repositories, repo);
   if (options.publicOnly && repo.is_private === 1) throw new NotFound();
   const release = await findReleaseById(ctx.db, repo.id, row.release_id);
   return prepareDownload(repoCtx, row, release, options.count);

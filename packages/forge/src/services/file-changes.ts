@@ -22,6 +22,8 @@ import {
 } from '../git/repository.js';
 import { GitMode, type GitTreeEntry, treeEntry } from '../git/tree.js';
 import { BranchMoved, buildTree, makeCommit, moveRef, type TreeChange } from '../git/tree-writes.js';
+import { raiseHookEventsNow } from '../webhooks/outbox.js';
+import { preparePushEvents } from '../webhooks/push-events.js';
 import {
   commitIdentity,
   type DatesInput,
@@ -299,9 +301,9 @@ export async function changeRepoFiles(ctx: RepoContext, input: ChangeFilesInput)
 }
 
 /**
- * The one place a contents-API commit is announced: the same synchronisation a git push of that commit
- * by the doer gets (commit_repo activity, the empty flag and default branch, and the push webhook event
- * once webhooks hook into it).
+ * The one place a contents-API commit is announced: what a git push of that commit by the doer gets
+ * (api/git-http.ts does the same after receive-pack): commit_repo activity, the empty flag and default
+ * branch, and the `push` webhook event through the outbox.
  */
 async function announcePush(
   ctx: RepoContext,
@@ -310,8 +312,11 @@ async function announcePush(
   oldSha: string | null,
   newSha: string,
 ): Promise<void> {
+  const changes = [{ ref: `refs/heads/${branch}`, oldSha: oldSha ?? ZERO_SHA, newSha }];
   await syncAfterPush(
     { db: ctx.db, gitDir: ctx.gitDir, repo: ctx.repo, owner: ctx.owner, pusher: doer, now: nowUnix },
-    [{ ref: `refs/heads/${branch}`, oldSha: oldSha ?? ZERO_SHA, newSha }],
+    changes,
   );
+  const source = { ctx, gitDir: ctx.gitDir, repo: ctx.repo, owner: ctx.owner, pusher: doer };
+  await raiseHookEventsNow(ctx.db, await preparePushEvents(source, changes));
 }

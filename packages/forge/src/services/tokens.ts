@@ -3,25 +3,29 @@ import { TokenScope } from '../auth/scopes.js';
 import { generateToken, tokenMatches } from '../auth/secrets.js';
 import { NO_READ_CACHE, type ReadView } from '../cache/read-view.js';
 import { BadRequest, Invalid, NotFound } from '../errors.js';
+import { findRepositoryByName } from '../store/repositories.js';
 import type { AccessTokenRow, UserRow } from '../store/schema.js';
 import {
   deleteToken,
   findTokenCredentialsAndUser,
   findTokenCredentialsByLastEight,
   findUserTokens,
-  insertToken,
+  insertTokenWithRepositories,
   listTokens,
   type TokenCandidate,
   type TokenCredential,
+  tokenRepositoryIds,
+  tokensRepositories,
   touchToken,
 } from '../store/tokens.js';
 import { nowUnix, type ServiceContext } from './context.js';
+import { getRepoPermission } from './permissions.js';
 
 /** Creates a personal access token; the plain token is returned once and never stored. */
 export async function createAccessToken(
   ctx: ServiceContext,
   owner: UserRow,
-  input: { name: string; scopes?: string[] },
+  input: { name: string; scopes?: string[]; repositories?: Array<{ owner: string; name: string }> },
 ): Promise<{ row: AccessTokenRow; token: string }> {
   if ((await findUserTokens(ctx.db, owner.id, { name: input.name })).length > 0) {
     throw new BadRequest('access token name has been used already');
@@ -33,20 +37,60 @@ export async function createAccessToken(
     throw new BadRequest(`invalid access token scope provided: ${(error as Error).message}`);
   }
   if (scope === '') throw new BadRequest('access token must have a scope');
+  const repoIds = input.repositories ? await tokenRepositoryIdsFor(ctx, owner, input.repositories) : null;
   const secret = generateToken();
   const now = nowUnix();
-  const row = await insertToken(ctx.db, {
+  const row = await insertTokenWithRepositories(ctx.db, repoIds, {
     uid: owner.id,
     name: input.name,
     token_hash: secret.hash,
     token_salt: secret.salt,
     token_last_eight: secret.lastEight,
     scope,
+    repo_scoped: repoIds ? 1 : 0,
     created_unix: now,
     updated_unix: now,
   });
   if (!row) throw new BadRequest('access token name has been used already');
   return { row, token: secret.token };
+}
+
+/**
+ * The ids of the repositories a new repository-scoped token lists; each must be one its owner can see
+ * (400 otherwise, the same answer for a hidden one as for a missing one), and the list not empty.
+ */
+async function tokenRepositoryIdsFor(
+  ctx: ServiceContext,
+  owner: UserRow,
+  repositories: ReadonlyArray<{ owner: string; name: string }>,
+): Promise<number[]> {
+  if (repositories.length === 0)
+    throw new BadRequest('a repository-scoped token needs at least one repository');
+  const ids = new Set<number>();
+  for (const wanted of repositories) {
+    const found = await findRepositoryByName(ctx.db, wanted.owner, wanted.name);
+    const visible =
+      found && (await getRepoPermission(ctx.db, found.repo, found.owner, owner)).hasAnyUnitAccess();
+    if (!found || !visible) {
+      throw new BadRequest(`repository does not exist [owner: ${wanted.owner}, name: ${wanted.name}]`);
+    }
+    ids.add(found.repo.id);
+  }
+  return [...ids];
+}
+
+/** The repositories of the repository-scoped tokens among `rows`, by token id. */
+export async function repositoriesOfTokens(
+  ctx: ServiceContext,
+  rows: readonly AccessTokenRow[],
+): Promise<Map<number, Array<{ id: number; name: string; owner: string }>>> {
+  const scoped = rows.filter((row) => row.repo_scoped === 1).map((row) => row.id);
+  const byToken = new Map<number, Array<{ id: number; name: string; owner: string }>>();
+  for (const id of scoped) byToken.set(id, []);
+  for (const repo of await tokensRepositories(ctx.db, scoped)) {
+    byToken.get(repo.token_id)?.push({ id: repo.id, name: repo.name, owner: repo.owner_name });
+  }
+  return byToken;
 }
 
 /** One page of a user's tokens. */
@@ -75,6 +119,11 @@ export async function deleteAccessToken(
 }
 
 const TOKEN_SHAPE = /^[0-9a-f]{40}$/;
+
+/** A presented token that matched: its credential, owner and, when repository-scoped, its repositories. */
+export interface ResolvedToken extends TokenCandidate {
+  repositories?: ReadonlySet<number>;
+}
 /** A used token's `updated_unix` is bumped when it is at least this old (a write: the request then keeps nothing, cache/read-view.ts). */
 export const TOKEN_TOUCH_SECONDS = 60;
 
@@ -89,9 +138,9 @@ export async function resolveAccessToken(
   token: string,
   pathUser?: PathUser,
   view: ReadView = NO_READ_CACHE,
-): Promise<{ token: TokenCredential; user: UserRow } | null> {
+): Promise<ResolvedToken | null> {
   if (!TOKEN_SHAPE.test(token)) return null;
-  const kept = view.token<TokenCandidate>(token);
+  const kept = view.token<ResolvedToken>(token);
   let hit = kept.hit;
   if (!hit) {
     let candidates: TokenCandidate[];
@@ -102,8 +151,13 @@ export async function resolveAccessToken(
     } else {
       candidates = await findTokenCredentialsByLastEight(ctx.db, token.slice(-8));
     }
-    hit = candidates.find((candidate) => tokenMatches(token, candidate.token));
-    if (!hit) return null;
+    const match = candidates.find((candidate) => tokenMatches(token, candidate.token));
+    if (!match) return null;
+    // A repository-scoped token's list is read with it and kept with it (the same freshness).
+    hit =
+      match.token.repo_scoped === 1
+        ? { ...match, repositories: new Set(await tokenRepositoryIds(ctx.db, match.token.id)) }
+        : match;
     kept.keep(hit);
   }
   const now = nowUnix();

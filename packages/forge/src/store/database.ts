@@ -24,6 +24,7 @@ import { releaseCountsMigration } from './migrations/010_release_counts.js';
 import { userSearchSuffixesMigration } from './migrations/011_user_search_suffixes.js';
 import { activityGenerationsMigration } from './migrations/012_activity_generations.js';
 import { webhooksMigration } from './migrations/013_webhooks.js';
+import { accessTokenRepositoriesMigration } from './migrations/014_access_token_repositories.js';
 import { preparedStatementPool } from './prepared-pool.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -102,6 +103,7 @@ export function forgeMigrations(dialect: DialectName): Record<string, Migration>
     '011_user_search_suffixes': userSearchSuffixesMigration(dialect),
     '012_activity_generations': activityGenerationsMigration(dialect),
     '013_webhooks': webhooksMigration(dialect),
+    '014_access_token_repositories': accessTokenRepositoriesMigration(),
   };
 }
 

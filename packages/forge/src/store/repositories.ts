@@ -150,6 +150,8 @@ export async function deleteRepositoryRows(
     await trx.deleteFrom('collaboration').where('repo_id', '=', id).execute();
     await trx.deleteFrom('team_repo').where('repo_id', '=', id).execute();
     await trx.deleteFrom('action').where('repo_id', '=', id).execute();
+    // A repository-scoped token loses the repository (a later one reusing the id is not granted).
+    await trx.deleteFrom('access_token_repository').where('repo_id', '=', id).execute();
     await trx.deleteFrom('repository').where('id', '=', id).execute();
   });
 }

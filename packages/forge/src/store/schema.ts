@@ -135,8 +135,16 @@ export interface AccessTokenTable {
   token_last_eight: string;
   /** Normalised scope string (see auth/scopes.ts). */
   scope: string;
+  /** 1: the token reaches only its access_token_repository rows (none left: no repository at all). */
+  repo_scoped: DefaultFlag;
   created_unix: number;
   updated_unix: number;
+}
+
+/** A repository a repository-scoped token may reach (no rows: the token is not limited). */
+export interface AccessTokenRepositoryTable {
+  token_id: number;
+  repo_id: number;
 }
 
 export interface PublicKeyTable {
@@ -377,6 +385,7 @@ export interface Database {
   repository: RepositoryTable;
   collaboration: CollaborationTable;
   access_token: AccessTokenTable;
+  access_token_repository: AccessTokenRepositoryTable;
   public_key: PublicKeyTable;
   action: ActionTable;
   action_heatmap: ActionHeatmapTable;

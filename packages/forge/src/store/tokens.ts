@@ -9,7 +9,7 @@ type Db = Kysely<Database>;
 /** What authentication needs of a token: what decides the match, its scope, and when it was last used. */
 export type TokenCredential = Pick<
   AccessTokenRow,
-  'id' | 'token_hash' | 'token_salt' | 'scope' | 'updated_unix'
+  'id' | 'token_hash' | 'token_salt' | 'scope' | 'updated_unix' | 'repo_scoped'
 >;
 
 // The token columns under names no user column has, so one row carries the token and its owner.
@@ -19,6 +19,7 @@ const TOKEN_COLUMNS = [
   'access_token.token_salt as token_salt',
   'access_token.scope as token_scope',
   'access_token.updated_unix as token_updated_unix',
+  'access_token.repo_scoped as token_repo_scoped',
 ] as const;
 
 const tokensWithOwners = compiledQuery((db, lastEight: string) =>
@@ -61,6 +62,7 @@ type TokenOwnerRow = UserRow & {
   token_salt: string;
   token_scope: string;
   token_updated_unix: number;
+  token_repo_scoped: number;
 };
 
 function candidateOf(row: TokenOwnerRow): TokenCandidate {
@@ -71,6 +73,7 @@ function candidateOf(row: TokenOwnerRow): TokenCandidate {
       token_salt: row.token_salt,
       scope: row.token_scope,
       updated_unix: row.token_updated_unix,
+      repo_scoped: row.token_repo_scoped === 1 ? 1 : 0,
     },
     user: userRowOf(row),
   };
@@ -148,9 +151,66 @@ export function findUserTokens(
   return ('id' in by ? query.where('id', '=', by.id) : query.where('name', '=', by.name)).execute();
 }
 
-/** Deletes one token of a user. */
+/** Deletes one token of a user, with its repository list. */
 export async function deleteToken(db: Db, uid: number, id: number): Promise<void> {
-  await db.deleteFrom('access_token').where('uid', '=', uid).where('id', '=', id).execute();
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('access_token_repository').where('token_id', '=', id).execute();
+    await trx.deleteFrom('access_token').where('uid', '=', uid).where('id', '=', id).execute();
+  });
+}
+
+/** Ids of the repositories a repository-scoped token may reach (those that still exist). */
+export async function tokenRepositoryIds(db: Db, tokenId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('access_token_repository')
+    .select('repo_id')
+    .where('token_id', '=', tokenId)
+    .orderBy('repo_id')
+    .execute();
+  return rows.map((row) => Number(row.repo_id));
+}
+
+/** The repositories of several tokens (for listings), with owner names. */
+export async function tokensRepositories(
+  db: Db,
+  tokenIds: number[],
+): Promise<Array<{ token_id: number; id: number; name: string; owner_name: string }>> {
+  if (tokenIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('access_token_repository')
+    .innerJoin('repository', 'repository.id', 'access_token_repository.repo_id')
+    .innerJoin('user', 'user.id', 'repository.owner_id')
+    .select([
+      'access_token_repository.token_id as token_id',
+      'repository.id as id',
+      'repository.name as name',
+      'user.name as owner_name',
+    ])
+    .where('access_token_repository.token_id', 'in', tokenIds)
+    .orderBy('repository.id')
+    .execute();
+  return rows.map((row) => ({ ...row, token_id: Number(row.token_id), id: Number(row.id) }));
+}
+
+/**
+ * Inserts a token and, for a repository-scoped one, its repositories, in one transaction; undefined when
+ * the user already has a token of that name.
+ */
+export async function insertTokenWithRepositories(
+  db: Db,
+  repoIds: readonly number[] | null,
+  values: Insertable<AccessTokenTable>,
+): Promise<AccessTokenRow | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const row = await insertToken(trx, values);
+    if (row && repoIds && repoIds.length > 0) {
+      await trx
+        .insertInto('access_token_repository')
+        .values(repoIds.map((repo_id) => ({ token_id: row.id, repo_id })))
+        .execute();
+    }
+    return row;
+  });
 }
 
 /** Records that a token was used (Gitea bumps `updated_unix`). */

@@ -162,6 +162,10 @@ export async function countUsers(db: Db, type: number): Promise<number> {
 /** Deletes a user and everything that belongs only to them, in one transaction. */
 export async function deleteUserCascade(db: Db, id: number): Promise<void> {
   await db.transaction().execute(async (tx) => {
+    await tx
+      .deleteFrom('access_token_repository')
+      .where('token_id', 'in', (eb) => eb.selectFrom('access_token').select('id').where('uid', '=', id))
+      .execute();
     await tx.deleteFrom('access_token').where('uid', '=', id).execute();
     await tx.deleteFrom('public_key').where('owner_id', '=', id).execute();
     await tx.deleteFrom('org_user').where('uid', '=', id).execute();

@@ -5,6 +5,7 @@ import { NotFound } from '../errors.js';
 import { prepareArchive, type RepoArchive } from '../services/archives.js';
 import type { ServiceContext } from '../services/context.js';
 import { loadRepoContext } from '../services/repos.js';
+import { assertTokenReaches } from '../services/token-repositories.js';
 import { UnitType } from '../store/units.js';
 
 /**
@@ -36,6 +37,7 @@ export const archiveRoutes: FastifyPluginAsync<{ ctx: ServiceContext }> = async 
     const { owner, repo, '*': archiveName } = request.params as Record<string, string>;
     if (!owner || !repo || !archiveName) throw new NotFound();
     const repoContext = await loadRepoContext(ctx, owner, repo, request.auth.user);
+    assertTokenReaches(request.auth.repositories, repoContext.repo);
     if (request.auth.publicOnly && repoContext.repo.is_private === 1) throw new NotFound();
     if (!repoContext.permission.canRead(UnitType.Code) && request.auth.user?.is_admin !== 1) {
       throw new NotFound();

@@ -5,6 +5,7 @@ import { NotFound } from '../errors.js';
 import { type AttachmentDownload, openDownloadByTag, openDownloadByUuid } from '../services/attachments.js';
 import type { ServiceContext } from '../services/context.js';
 import { loadRepoContext } from '../services/repos.js';
+import { assertTokenReaches } from '../services/token-repositories.js';
 
 /**
  * Sends an attachment as Gitea's ServeContentByReadSeeker does: the sniffed type (media as is, text as
@@ -42,6 +43,7 @@ export const downloadRoutes: FastifyPluginAsync<{ ctx: ServiceContext }> = async
     const download = await openDownloadByUuid(ctx, uuid, request.auth.user, {
       count: request.method === 'GET',
       publicOnly: request.auth.publicOnly,
+      repositories: request.auth.repositories,
     });
     return serve(request, reply, download);
   });
@@ -50,6 +52,7 @@ export const downloadRoutes: FastifyPluginAsync<{ ctx: ServiceContext }> = async
     const { owner, repo, tag, name } = request.params as Record<string, string>;
     if (!owner || !repo || !tag || !name) throw new NotFound();
     const repoContext = await loadRepoContext(ctx, owner, repo, request.auth.user);
+    assertTokenReaches(request.auth.repositories, repoContext.repo);
     if (request.auth.publicOnly && repoContext.repo.is_private === 1) throw new NotFound();
     const download = await openDownloadByTag(repoContext, tag, name, { count: request.method === 'GET' });
     return serve(request, reply, download);

@@ -11,6 +11,7 @@ import { getReleaseByTag, listReleases } from '../services/releases.js';
 import type { RepoContext } from '../services/repo-context.js';
 import { listOwnerRepositories } from '../services/repo-listing.js';
 import { loadRepoContext } from '../services/repos.js';
+import { assertTokenReaches } from '../services/token-repositories.js';
 import { assertUserVisible, getContextUser, usersForRows } from '../services/users.js';
 import { type UserRow, UserType, Visibility } from '../store/schema.js';
 import { UnitType } from '../store/units.js';
@@ -48,6 +49,7 @@ async function visibleRepo(ctx: ServiceContext, request: FastifyRequest): Promis
   const { owner, repo } = request.params as Record<string, string>;
   if (!owner || !repo) throw new NotFound();
   const repoContext = await loadRepoContext(ctx, owner, repo, request.auth.user);
+  assertTokenReaches(request.auth.repositories, repoContext.repo);
   if (request.auth.publicOnly && repoContext.repo.is_private === 1) throw new NotFound();
   return repoContext;
 }

@@ -16,11 +16,12 @@ export const DASHBOARD_DIR = fileURLToPath(new URL('../../dist/ui/', import.meta
 
 /**
  * The page loads only its own scripts and styles and talks only to this origin. Styles may be set inline
- * (the chart positions its elements with style attributes); scripts may not.
+ * (the chart positions its elements with style attributes); scripts may not. Images may be blob: URLs.
  */
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
-  "img-src 'self' data:",
+  // Camera pictures are fetched with the session's key and shown from object URLs (ui/src/components/camera.tsx).
+  "img-src 'self' data: blob:",
   "style-src 'self' 'unsafe-inline'",
   "connect-src 'self'",
   "object-src 'none'",

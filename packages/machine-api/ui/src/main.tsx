@@ -4,6 +4,7 @@ import { render } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { ErrorBoundary, LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { connectEvents, connection } from './live/events';
+import { CameraWall } from './pages/cameras';
 import { History } from './pages/history';
 import { JobPage } from './pages/job';
 import { Keys } from './pages/keys';
@@ -23,6 +24,7 @@ const NAV = [
   { href: '/ui/print', label: 'Send a print' },
   { href: '/ui/queue', label: 'Queue' },
   { href: '/ui/history', label: 'History' },
+  { href: '/ui/cameras', label: 'Cameras' },
   { href: '/ui/keys', label: 'Keys' },
   { href: '/ui/notifications', label: 'Notifications' },
 ];
@@ -101,6 +103,7 @@ function App() {
               <Route path="/ui/machines/:id" component={MachinePage} />
               <Route path="/ui/keys" component={Keys} />
               <Route path="/ui/notifications" component={Notifications} />
+              <Route path="/ui/cameras" component={CameraWall} />
               <Route default component={NotFound} />
             </Router>
           </ErrorBoundary>

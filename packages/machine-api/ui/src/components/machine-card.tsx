@@ -5,6 +5,7 @@ import { api, errorText, type Job, type Machine, must } from '../api/client';
 import { celsius, clock, duration, filamentLabel, loadedFilament, makeModel, stateName } from '../format';
 import { connection } from '../live/events';
 import { putMachine, temperatures } from '../live/farm';
+import { Snapshot } from './camera';
 import { ConfirmButton } from './confirm';
 import { StateBadge } from './state-badge';
 
@@ -21,7 +22,19 @@ function reading(value: { current: number; target: number | null } | undefined):
   return value.target ? `${celsius(value.current)} → ${celsius(value.target)}` : celsius(value.current);
 }
 
-export function MachineCard({ machine, job }: { machine: Machine; job: Job | undefined }) {
+/** How often a card's camera tile is refreshed: a snapshot every few seconds, not a stream per card. */
+const TILE_REFRESH_MS = 5000;
+
+export function MachineCard({
+  machine,
+  job,
+  picture = true,
+}: {
+  machine: Machine;
+  job: Job | undefined;
+  /** Show the camera tile (the machine page shows the live stream instead). */
+  picture?: boolean;
+}) {
   const [error, setError] = useState<string | null>(null);
   const state = stateName(machine);
   const offline = state === 'offline';
@@ -63,6 +76,15 @@ export function MachineCard({ machine, job }: { machine: Machine; job: Job | und
         <StateBadge machine={machine} />
       </header>
       <p class="muted">{makeModel(machine)}</p>
+      {picture && machine.camera && (
+        <Snapshot
+          path={`/machines/${encodeURIComponent(id)}/snapshot`}
+          alt={`Camera of ${id}`}
+          refreshMs={TILE_REFRESH_MS}
+          camera={machine.camera}
+          class="tile"
+        />
+      )}
       {offline ? (
         <p class="offline-note" role="status">
           Not answering. It shows again here as soon as it responds.

@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, errorText, type Job, must } from '../api/client';
+import { Snapshot } from '../components/camera';
 import { ConfirmButton } from '../components/confirm';
 import { JobStatusBadge, jobStatusLabel } from '../components/job-status';
 import { bytes, duration, secondsBetween, when } from '../format';
@@ -123,6 +124,17 @@ export function JobPage() {
           </>
         )}
       </dl>
+      {FINAL.includes(job.status) && job.machine_id !== null && (
+        <Snapshot
+          key={job.status}
+          path={`/jobs/${encodeURIComponent(job.id)}/photo`}
+          alt={`The bed of ${job.machine_id} when “${job.job_name}” ended`}
+          refreshMs={3000}
+          untilShown
+          quiet
+          class="photo"
+        />
+      )}
       <h2>Timeline</h2>
       <ol class="timeline">
         {timeline(job).map((step) => (

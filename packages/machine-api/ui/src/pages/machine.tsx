@@ -1,7 +1,8 @@
-/** `/ui/machines/:id`: the machine's card, its temperatures over the last hour, and its state changes. */
+/** `/ui/machines/:id`: the machine's card, its live camera, its temperatures over the last hour, and its state changes. */
 
 import { useEffect } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
+import { LiveStream } from '../components/camera';
 import { MachineCard } from '../components/machine-card';
 import { TemperatureChart } from '../components/temperature-chart';
 import { clock, nozzleDiameter, STATE_LABELS } from '../format';
@@ -35,8 +36,14 @@ export default function MachinePage() {
     <section aria-labelledby="machine-title">
       <h1 id="machine-title">Machine {id}</h1>
       <div class="cards single">
-        <MachineCard machine={machine} job={currentJobs.value.get(id)} />
+        <MachineCard machine={machine} job={currentJobs.value.get(id)} picture={false} />
       </div>
+      {machine.camera && (
+        <>
+          <h2>Camera</h2>
+          <LiveStream machineId={id} camera={machine.camera} alt={`Live camera of ${id}`} />
+        </>
+      )}
       <dl class="facts wide">
         <dt>Type</dt>
         <dd>{machine.machine_type}</dd>

@@ -62,17 +62,18 @@ model = "No camera"
     await page?.close();
     page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     // The key form stores the key for the tab; set it the same way before the page's script runs.
-    await page.addInitScript((value) => sessionStorage.setItem('machine-api.api-key', value), key);
+    await page.addInitScript(`sessionStorage.setItem('machine-api.api-key', ${JSON.stringify(key)})`);
     await page.goto(`${api.baseUrl}${path}`);
     return page;
   };
+  /** Waits until every image matching `selector` shows a decoded camera frame (64 px wide). */
   const decoded = (selector: string) =>
     page.waitForFunction(
-      (css) => {
-        const images = [...document.querySelectorAll<HTMLImageElement>(css)];
+      `(() => {
+        const images = [...document.querySelectorAll(${JSON.stringify(selector)})];
         return images.length > 0 && images.every((img) => img.complete && img.naturalWidth === 64);
-      },
-      selector,
+      })()`,
+      undefined,
       { timeout: 15_000 },
     );
 
@@ -93,8 +94,8 @@ model = "No camera"
     await decoded('figure.live img.camera');
     const first = await page.locator('figure.live img.camera').getAttribute('src');
     await page.waitForFunction(
-      (before) => document.querySelector('figure.live img.camera')?.getAttribute('src') !== before,
-      first,
+      `document.querySelector('figure.live img.camera')?.getAttribute('src') !== ${JSON.stringify(first)}`,
+      undefined,
       { timeout: 15_000 },
     );
     expect(camera.streamsOpened).toBeGreaterThanOrEqual(1);

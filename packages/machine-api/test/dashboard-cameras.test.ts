@@ -66,15 +66,18 @@ model = "No camera"
     await page.goto(`${api.baseUrl}${path}`);
     return page;
   };
-  /** Waits until every image matching `selector` shows a decoded camera frame (64 px wide). */
+  /**
+   * Waits until every image matching `selector` shows a decoded camera frame (64 px wide). Polled with
+   * `evaluate` (run through the DevTools protocol): `waitForFunction` would need the page to allow eval.
+   */
   const decoded = (selector: string) =>
-    page.waitForFunction(
-      `(() => {
-        const images = [...document.querySelectorAll(${JSON.stringify(selector)})];
-        return images.length > 0 && images.every((img) => img.complete && img.naturalWidth === 64);
-      })()`,
-      undefined,
-      { timeout: 15_000 },
+    waitFor(
+      () =>
+        page.evaluate(`(() => {
+          const images = [...document.querySelectorAll(${JSON.stringify(selector)})];
+          return images.length > 0 && images.every((img) => img.complete && img.naturalWidth === 64);
+        })()`) as Promise<boolean>,
+      { timeoutMs: 15_000, what: `${selector} to show a camera frame` },
     );
 
   it('shows a snapshot tile on each card with a camera, and none on the others', async () => {
@@ -93,10 +96,9 @@ model = "No camera"
     await open('/ui/machines/prusa');
     await decoded('figure.live img.camera');
     const first = await page.locator('figure.live img.camera').getAttribute('src');
-    await page.waitForFunction(
-      `document.querySelector('figure.live img.camera')?.getAttribute('src') !== ${JSON.stringify(first)}`,
-      undefined,
-      { timeout: 15_000 },
+    await waitFor(
+      async () => (await page.locator('figure.live img.camera').getAttribute('src')) !== first,
+      { timeoutMs: 15_000, what: 'the next frame of the live stream' },
     );
     expect(camera.streamsOpened).toBeGreaterThanOrEqual(1);
     expect(await accessibilityViolations(page)).toEqual([]);

@@ -96,10 +96,10 @@ model = "No camera"
     await open('/ui/machines/prusa');
     await decoded('figure.live img.camera');
     const first = await page.locator('figure.live img.camera').getAttribute('src');
-    await waitFor(
-      async () => (await page.locator('figure.live img.camera').getAttribute('src')) !== first,
-      { timeoutMs: 15_000, what: 'the next frame of the live stream' },
-    );
+    await waitFor(async () => (await page.locator('figure.live img.camera').getAttribute('src')) !== first, {
+      timeoutMs: 15_000,
+      what: 'the next frame of the live stream',
+    });
     expect(camera.streamsOpened).toBeGreaterThanOrEqual(1);
     expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, OUT, 'machine-page-live-stream');

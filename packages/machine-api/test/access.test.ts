@@ -97,6 +97,10 @@ const ROUTES: RouteCase[] = [
   // A stream: the bad filter answers 400 once the key has passed, instead of streaming forever.
   { method: 'GET', path: '/events?types=nope', needs: 'read', granted: 400 },
   { method: 'GET', path: '/events/history?limit=1', needs: 'read', granted: 200 },
+  // The simulated machine has no camera and the job does not exist: read is enough to learn so.
+  { method: 'GET', path: '/machines/sim/snapshot', needs: 'read', granted: 404 },
+  { method: 'GET', path: '/machines/sim/stream', needs: 'read', granted: 404 },
+  { method: 'GET', path: '/jobs/00000000-0000-4000-8000-000000000000/photo', needs: 'read', granted: 404 },
   {
     method: 'PATCH',
     path: '/jobs/00000000-0000-4000-8000-000000000000',

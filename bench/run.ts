@@ -69,6 +69,16 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
 }
 
+/** A varied request as autocannon's setupRequest takes it (headers replaced, not merged). */
+function varied(request: Omit<BenchRequest, 'vary' | 'bodies'>) {
+  return {
+    method: request.method ?? 'GET',
+    path: request.path,
+    headers: request.headers ?? {},
+    ...(request.body === undefined ? {} : { body: request.body }),
+  };
+}
+
 /**
  * One autocannon run. The percentiles come from every response's own latency (autocannon's 'response'
  * event, all statuses, as its own histogram records them): its result has no p95, and the issues' latency
@@ -76,7 +86,7 @@ function percentile(sorted: Float64Array, p: number): number {
  * milliseconds.
  */
 async function measure(baseUrl: string, request: BenchRequest, connections: number, seconds: number) {
-  const { bodies } = request;
+  const { bodies, vary } = request;
   let next = 0;
   const latencies: number[] = [];
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
@@ -89,6 +99,7 @@ async function measure(baseUrl: string, request: BenchRequest, connections: numb
         ...(bodies?.length
           ? { requests: [{ setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }) }] }
           : {}),
+        ...(vary ? { requests: [{ setupRequest: (req) => ({ ...req, ...varied(vary()) }) }] } : {}),
         connections,
         duration: seconds,
       },

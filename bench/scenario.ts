@@ -12,6 +12,11 @@ export interface BenchRequest {
    * spread uploads over several machines. The service's answer to the first one is the baseline's answer.
    */
   bodies?: Buffer[];
+  /**
+   * Makes each request in turn (method, path, headers, body), e.g. to spread a workload over many users
+   * and tokens. The service's answer to this request itself is the baseline's answer.
+   */
+  vary?: () => Omit<BenchRequest, 'vary' | 'bodies'>;
 }
 
 export interface PreparedScenario {

@@ -124,6 +124,8 @@ export interface BenchForge {
 export async function startForgeOn(
   store: BenchStore,
   seed?: (dir: string, databaseUrl: string) => Promise<void>,
+  /** Writes a config file into the data dir and returns its path (single-process stores only). */
+  configFile?: (dir: string) => string,
 ): Promise<BenchForge> {
   const dir = mkdtempSync(join(tmpdir(), 'forge-bench-'));
   const sqliteFile = join(dir, 'forge.db');
@@ -147,7 +149,12 @@ export async function startForgeOn(
         ? await startCluster(dir, databaseUrl, 2)
         : await startService(
             cli,
-            ['--data-dir', dir, ...(store === 'sqlite' ? [] : ['--database-url', databaseUrl])],
+            [
+              '--data-dir',
+              dir,
+              ...(store === 'sqlite' ? [] : ['--database-url', databaseUrl]),
+              ...(configFile ? ['--config', configFile(dir)] : []),
+            ],
             '/api/v1/version',
           );
     return {

@@ -10,6 +10,7 @@ import { insertToken } from '../src/store/tokens.js';
 import { insertUser } from '../src/store/users.js';
 import { type BenchStore, onEveryStore, startForgeOn } from './bench-store.js';
 import { scaleOutScenarios } from './scale-out-scenarios.js';
+import { variedScenarios } from './varied-scenarios.js';
 
 const directSql = new URL('./direct-sql-server.mjs', import.meta.url).pathname;
 
@@ -341,4 +342,5 @@ export const scenarios: Scenario[] = [
     '30',
   ),
   ...scaleOutScenarios(),
+  ...variedScenarios(),
 ];

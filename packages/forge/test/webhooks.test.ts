@@ -194,9 +194,11 @@ describe('webhooks', () => {
     await runGit(['-C', copy, 'push', '--quiet', push, ':refs/heads/feature/x']);
     const mine = () => deliveriesOf(repo.name);
     await receiver.waitFor(() => mine().length >= 3);
+    // One push raises create and push together; their deliveries may go out in either order.
     const events = mine().map((r) => r.headers['x-gitea-event']);
-    expect(events).toEqual(['create', 'push', 'delete']);
-    const [create, pushed, deleted] = mine();
+    expect([...events].sort()).toEqual(['create', 'delete', 'push']);
+    const byEvent = (name: string) => mine().find((r) => r.headers['x-gitea-event'] === name);
+    const [create, pushed, deleted] = [byEvent('create'), byEvent('push'), byEvent('delete')];
     expect(Value.Check(CreatePayloadSchema, create!.payload)).toBe(true);
     expect(create!.payload).toMatchObject({ ref: 'feature/x', ref_type: 'branch' });
     expect(Value.Check(PushPayloadSchema, pushed!.payload)).toBe(true);
@@ -295,7 +297,11 @@ describe('webhooks', () => {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     const before = await attempted();
-    expect(before.every((d) => d.state === 'pending' && /ECONNREFUSED/.test(d.status))).toBe(true);
+    expect(before).toHaveLength(3);
+    // A retry may be under way as we look ('delivering'); none can have got through.
+    expect(
+      before.every((d) => d.state !== 'delivered' && d.attempts >= 1 && /ECONNREFUSED/.test(d.status)),
+    ).toBe(true);
     const back = await startHookReceiver(SECRET, port);
     try {
       await back.waitFor((r) => r.length >= 3);

@@ -5,7 +5,8 @@ import { generateKey, parseKey, secretMatches } from '../src/access/key-secret.j
 import { classifyOrigin, corsOrigin, normaliseOrigin, type OriginPolicy } from '../src/access/origins.js';
 import { ANONYMOUS, allows, mayManageJob, parseScopes, ruleFor } from '../src/access/scopes.js';
 import { isLoopback, resolveAccess } from '../src/access/settings.js';
-import { parseConfig, type ServerSettings } from '../src/config.js';
+import type { ServerSettings } from '../src/config/server-keys.js';
+import { parseConfig } from '../src/config.js';
 
 const rules = { metricsOpen: false };
 

@@ -3,7 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../src/config.js';
+import { ConfigError } from '../src/config/check.js';
+import { parseConfig } from '../src/config.js';
 import { backends } from '../src/machines/backends.js';
 import { startMachineApi, waitFor } from './harness.js';
 

@@ -1,7 +1,8 @@
 /** `type = "Moonraker"` tables: the anchor's format is read, mistakes are named with the key at fault. */
 
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../src/config.js';
+import { ConfigError } from '../src/config/check.js';
+import { parseConfig } from '../src/config.js';
 import { backends } from '../src/machines/backends.js';
 
 const FILE = '/etc/machine-api/machine-api.toml';

@@ -4,7 +4,7 @@
  */
 
 import { hostname } from 'node:os';
-import type { ServerSettings } from '../config.js';
+import type { ServerSettings } from '../config/server-keys.js';
 import { normaliseOrigin, type OriginPolicy } from './origins.js';
 
 export interface AccessSettings {

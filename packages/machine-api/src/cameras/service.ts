@@ -5,7 +5,7 @@
  */
 
 import type { Logger } from 'pino';
-import type { CameraSettings } from '../config.js';
+import type { CameraSettings } from '../config/server-keys.js';
 import type { DeviceCamera } from '../machines/machine.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import { BambuJpegSource } from './bambu-jpeg-source.js';

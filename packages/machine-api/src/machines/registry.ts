@@ -4,7 +4,8 @@
  */
 
 import type { Logger } from 'pino';
-import type { CommonMachineConfig, MachineDefinition } from '../config.js';
+import type { CommonMachineConfig } from '../config/machine-keys.js';
+import type { MachineDefinition } from '../config.js';
 import { NotFound } from '../errors.js';
 import { buildVolumeFromProfile } from '../slicer/profile.js';
 import type { MachineBackend } from './backend.js';

@@ -6,7 +6,7 @@
 
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { ServerSettings } from '../config.js';
+import type { ServerSettings } from '../config/server-keys.js';
 import type { EventBus } from '../events/events.js';
 import type { JobDatabase } from '../jobs/database.js';
 import type { JobRunner } from '../jobs/runner.js';

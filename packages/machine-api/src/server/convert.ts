@@ -1,7 +1,7 @@
 /** Domain objects → wire shapes of schemas.ts (field order as the anchor serialises it). */
 
 import type { CameraStatus } from '../cameras/service.js';
-import type { Filament } from '../config.js';
+import type { Filament } from '../config/machine-keys.js';
 import type { Job } from '../jobs/job.js';
 import type { CurrentJob } from '../jobs/runner.js';
 import type { MachineIdentity, MachineStatus, ReportedHardware } from '../machines/machine.js';

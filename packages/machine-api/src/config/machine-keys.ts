@@ -1,0 +1,136 @@
+/**
+ * The keys every `[machines.<id>]` table may carry whatever its type (the anchor's shared sub-types plus
+ * ours), and their checked form with paths made absolute.
+ */
+
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type Static, Type } from 'typebox';
+import { FILAMENT_MATERIALS, type Volume } from '../machines/machine.js';
+import type { SlicerConfig } from '../slicer/slicer.js';
+import { ConfigError } from './check.js';
+
+const PositiveMillimetres = Type.Number({ exclusiveMinimum: 0 });
+
+/** Keys every machine may carry, whatever its type (the anchor's shared sub-types plus our volume override). */
+export const CommonKeys = Type.Object({
+  type: Type.String(),
+  slicer: Type.Optional(
+    Type.Object({
+      type: Type.Literal('Prusa'),
+      config: Type.String({ minLength: 1 }),
+      /** Seconds one slicing run may take before the slicer is killed (default 600). */
+      timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    }),
+  ),
+  nozzle_diameter: Type.Optional(PositiveMillimetres),
+  filaments: Type.Optional(
+    Type.Array(
+      Type.Object({
+        material: Type.Object({ type: Type.Union(FILAMENT_MATERIALS.map((m) => Type.Literal(m))) }),
+        name: Type.Optional(Type.String()),
+        color: Type.Optional(Type.String({ pattern: '^[0-9A-Fa-f]{6}$' })),
+      }),
+    ),
+  ),
+  loaded_filament_idx: Type.Optional(Type.Integer({ minimum: 0 })),
+  max_part_volume: Type.Optional(
+    Type.Object({ width: PositiveMillimetres, depth: PositiveMillimetres, height: PositiveMillimetres }),
+  ),
+  /**
+   * The printer clears its own bed (a belt printer, a part ejector): after a completed or cancelled print
+   * it is ready again without `POST /machines/{id}/clear`.
+   */
+  auto_clear: Type.Optional(Type.Boolean()),
+  /** A camera reached over HTTP (cameras/http-source.ts); takes precedence over the device's own camera. */
+  camera: Type.Optional(
+    Type.Object({
+      snapshot_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$' })),
+      stream_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$' })),
+      username: Type.Optional(Type.String()),
+      password: Type.Optional(Type.String()),
+      timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+  ),
+  /** Names for groups of machines, e.g. `["bambu", "basement"]`; notification filters may name them. */
+  tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', maxLength: 64 }))),
+});
+export const COMMON_KEY_NAMES = Object.keys(CommonKeys.properties);
+
+export interface Filament {
+  material: { type: string };
+  name?: string;
+  color?: string;
+}
+
+/** The keys shared by every machine type, checked and with paths made absolute. */
+export interface CommonMachineConfig {
+  slicer: SlicerConfig | null;
+  nozzleDiameter: number | null;
+  filaments: Filament[];
+  loadedFilamentIdx: number | null;
+  maxPartVolume: Volume | null;
+  /** Ready again after a completed or cancelled print without a bed confirmation. */
+  autoClear: boolean;
+  /** The machine's HTTP camera (`camera = {…}`), or null for the device's own (if it has one). */
+  camera: CameraConfig | null;
+  /** Group names of the machine (notification filters). */
+  tags: string[];
+}
+
+export interface CameraConfig {
+  snapshotUrl: string | null;
+  streamUrl: string | null;
+  username?: string;
+  password?: string;
+  timeoutMs: number | null;
+}
+
+export function commonConfig(
+  keys: Static<typeof CommonKeys>,
+  where: string,
+  configDir: string,
+): CommonMachineConfig {
+  const filaments = keys.filaments ?? [];
+  const loaded = keys.loaded_filament_idx ?? null;
+  if (loaded !== null && loaded >= filaments.length) {
+    throw new ConfigError(
+      `${where}: key "loaded_filament_idx": expected an index below the number of filaments (${filaments.length}), got ${loaded}`,
+    );
+  }
+  let slicer: SlicerConfig | null = null;
+  if (keys.slicer) {
+    const ini = resolve(configDir, keys.slicer.config);
+    if (!existsSync(ini)) {
+      throw new ConfigError(
+        `${where}: key "slicer.config": expected an existing PrusaSlicer .ini file, ${ini} does not exist`,
+      );
+    }
+    slicer = { type: 'Prusa', config: ini };
+    if (keys.slicer.timeout_seconds !== undefined) slicer.timeoutSeconds = keys.slicer.timeout_seconds;
+  }
+  return {
+    slicer,
+    nozzleDiameter: keys.nozzle_diameter ?? null,
+    filaments,
+    loadedFilamentIdx: loaded,
+    maxPartVolume: keys.max_part_volume ?? null,
+    autoClear: keys.auto_clear ?? false,
+    camera: cameraConfig(keys.camera, where),
+    tags: keys.tags ?? [],
+  };
+}
+
+function cameraConfig(keys: Static<typeof CommonKeys>['camera'], where: string): CameraConfig | null {
+  if (!keys) return null;
+  if (!keys.snapshot_url && !keys.stream_url) {
+    throw new ConfigError(`${where}: key "camera": expected "snapshot_url", "stream_url" or both`);
+  }
+  return {
+    snapshotUrl: keys.snapshot_url ?? null,
+    streamUrl: keys.stream_url ?? null,
+    ...(keys.username !== undefined ? { username: keys.username } : {}),
+    ...(keys.password !== undefined ? { password: keys.password } : {}),
+    timeoutMs: keys.timeout_ms ?? null,
+  };
+}

@@ -29,6 +29,8 @@ const forgeWithoutCaches: TestProjectInlineConfiguration = {
       'test/releases.test.ts',
       'test/activity-cache.test.ts',
       'test/avatars.test.ts',
+      'test/repository-tokens.test.ts',
+      'test/repository-token-listings.test.ts',
     ],
     env: { FORGE_CACHE: 'off' },
   },

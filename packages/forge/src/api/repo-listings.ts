@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { checkPublicOnly, requireScopes, requireUser } from '../auth/guards.js';
 import { toRepositoryView } from '../convert/repository.js';
@@ -20,15 +19,6 @@ import type { ApiRouteOptions } from './route-options.js';
 
 const RepositoryListSchema = Type.Array(RepositorySchema);
 
-/**
- * A repository-scoped token lists only its repositories (services/token-repositories.ts). The page is
- * filtered after the query, so its count headers still count what the token's owner could see.
- */
-function reachable(request: FastifyRequest, views: RepositoryView[]): RepositoryView[] {
-  const { repositories } = request.auth;
-  return repositories === null ? views : views.filter((view) => repositories.has(view.repo.id));
-}
-
 /** `GET /repos/search` (token category repository; anonymous callers see public repositories). */
 const repoSearchRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   const { config } = ctx;
@@ -40,7 +30,8 @@ const repoSearchRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
     async (request, reply) => {
       const query = request.query;
       const page = pageOf(request, config);
-      const lister: Lister = { user: request.auth.user, publicOnly: request.auth.publicOnly };
+      // The caller as its credential allows (a repository-scoped token lists only its repositories).
+      const lister: Lister = request.auth;
       const { views, total } = await searchRepositories(ctx, lister, {
         keyword: formTrim(query.q),
         topicOnly: formBool(query.topic),
@@ -60,7 +51,7 @@ const repoSearchRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app,
         page,
       });
       setListHeaders(reply, request, config, total, page);
-      return { ok: true, data: render(reachable(request, views), request.auth.user) };
+      return { ok: true, data: render(views, request.auth.user) };
     },
   );
 
@@ -80,13 +71,9 @@ const userRepoListRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
     async (request, reply) => {
       const user = requireUser(request);
       const page = pageOf(request, config);
-      const { views, total } = await listMyRepositories(
-        ctx,
-        { user, publicOnly: request.auth.publicOnly },
-        page,
-      );
+      const { views, total } = await listMyRepositories(ctx, { ...request.auth, user }, page);
       setListHeaders(reply, request, config, total, page);
-      return reachable(request, views).map((view) => toRepositoryView(config, view, user));
+      return views.map((view) => toRepositoryView(config, view, user));
     },
   );
 
@@ -105,14 +92,9 @@ const userRepoListRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
       const owner = await getContextUser(ctx, name, viewer);
       await assertUserVisible(ctx, owner, viewer, name, request.auth.publicOnly);
       const page = pageOf(request, config);
-      const { views, total } = await listOwnerRepositories(
-        ctx,
-        { user: viewer, publicOnly: request.auth.publicOnly },
-        owner,
-        page,
-      );
+      const { views, total } = await listOwnerRepositories(ctx, request.auth, owner, page);
       setListHeaders(reply, request, config, total, page);
-      return reachable(request, views).map((view) => toRepositoryView(config, view, viewer));
+      return views.map((view) => toRepositoryView(config, view, viewer));
     },
   );
 };
@@ -137,14 +119,9 @@ const orgRepoListRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app
       checkPublicOnly(request, 'organization', org);
       if (!(await isOrgVisibleTo(ctx, org, viewer))) throw orgNotFound(request.params.org);
       const page = pageOf(request, config);
-      const { views, total } = await listOwnerRepositories(
-        ctx,
-        { user: viewer, publicOnly: request.auth.publicOnly },
-        org,
-        page,
-      );
+      const { views, total } = await listOwnerRepositories(ctx, request.auth, org, page);
       setListHeaders(reply, request, config, total, page);
-      return reachable(request, views).map((view) => toRepositoryView(config, view, viewer));
+      return views.map((view) => toRepositoryView(config, view, viewer));
     },
   );
 };

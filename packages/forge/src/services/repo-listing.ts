@@ -8,11 +8,16 @@ import { listRepositories, type RepoListFilter, type RepoSortColumn } from '../s
 import type { UserRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { type RepositoryView, repositoryViews } from './repo-views.js';
+import type { TokenRepositories } from './token-repositories.js';
 
-/** Who lists: the signed-in user (or null) and whether their token is limited to public resources. */
+/**
+ * Who lists: the signed-in user (or null), whether their token is limited to public resources, and the
+ * repositories a repository-scoped token is limited to (null: not limited).
+ */
 export interface Lister {
   user: UserRow | null;
   publicOnly: boolean;
+  repositories: TokenRepositories;
 }
 
 export interface Page {
@@ -70,9 +75,16 @@ const ORDER_BY: Record<string, Record<string, Order>> = Object.fromEntries(
 /** Gitea's default order when `sort` is absent: `name ASC`. */
 const BY_NAME: Order = [{ column: 'name', direction: 'asc' }];
 
-function viewerOf(lister: Lister): RepoListFilter['viewer'] {
+/** The conditions every listing applies for its caller: what the user may see, through this credential. */
+function callerFilter(lister: Lister): Pick<RepoListFilter, 'viewer' | 'onlyIds'> {
   const user = lister.user;
-  return user ? { id: user.id, isAdmin: user.is_admin === 1, isRestricted: user.is_restricted === 1 } : null;
+  return {
+    viewer: user
+      ? { id: user.id, isAdmin: user.is_admin === 1, isRestricted: user.is_restricted === 1 }
+      : null,
+    // In the query, not after it: X-Total-Count and Link then count only what the token may list.
+    onlyIds: lister.repositories === null ? undefined : [...lister.repositories],
+  };
 }
 
 /** `mode`: source, fork, mirror, collaborative (422 otherwise, as Gitea). */
@@ -115,7 +127,7 @@ export async function searchRepositories(
   const includePrivate = lister.user !== null && !lister.publicOnly && query.private !== false;
   const collaborate = query.exclusive ? false : mode.collaborate;
   const { rows, total } = await listRepositories(ctx.db, {
-    viewer: viewerOf(lister),
+    ...callerFilter(lister),
     includePrivate,
     keyword: query.keyword.toLowerCase(),
     topicOnly: query.topicOnly,
@@ -144,7 +156,7 @@ export async function listMyRepositories(
   page: Page,
 ): Promise<{ views: RepositoryView[]; total: number }> {
   const { rows, total } = await listRepositories(ctx.db, {
-    viewer: viewerOf(lister),
+    ...callerFilter(lister),
     includePrivate: !lister.publicOnly,
     keyword: '',
     topicOnly: false,
@@ -169,7 +181,7 @@ export async function listOwnerRepositories(
   page: Page,
 ): Promise<{ views: RepositoryView[]; total: number }> {
   const { rows, total } = await listRepositories(ctx.db, {
-    viewer: viewerOf(lister),
+    ...callerFilter(lister),
     includePrivate: lister.user !== null && !lister.publicOnly,
     keyword: '',
     topicOnly: false,

@@ -51,6 +51,11 @@ export interface RepoListFilter {
   orderBy: Array<{ column: RepoSortColumn; direction: 'asc' | 'desc' }>;
   /** Repositories of this owner first. */
   priorityOwnerId?: number;
+  /**
+   * Only these repositories (a repository-scoped token's). Part of the condition, so the count and the
+   * pages cover exactly what is shown.
+   */
+  onlyIds?: readonly number[];
   offset: number;
   limit: number;
 }
@@ -234,6 +239,9 @@ function keywordCondition(eb: Eb, filter: RepoListFilter): Expression<SqlBool> {
 function whereOf(filter: RepoListFilter) {
   return (eb: Eb): Expression<SqlBool> => {
     const conditions: Expression<SqlBool>[] = [visibleTo(eb, filter.viewer)];
+    if (filter.onlyIds !== undefined) {
+      conditions.push(filter.onlyIds.length ? eb('repository.id', 'in', [...filter.onlyIds]) : FALSE);
+    }
     if (!filter.includePrivate) {
       conditions.push(eb('repository.is_private', '=', 0), eb('owner.visibility', '=', Visibility.Public));
     }

@@ -74,12 +74,10 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: ServiceContext }> = async (ap
     }
     const kind = target.type === UserType.Organization ? 'Organization' : 'User';
     // The same list (and visibility rule) as GET /users/{username}/repos, first page.
-    const { views, total } = await listOwnerRepositories(
-      ctx,
-      { user: viewer, publicOnly: request.auth.publicOnly },
-      target,
-      { offset: 0, limit: config.api.maxResponseItems },
-    );
+    const { views, total } = await listOwnerRepositories(ctx, request.auth, target, {
+      offset: 0,
+      limit: config.api.maxResponseItems,
+    });
     const repoItems = views.map(
       ({ repo }) =>
         html`<li><a href="${config.appUrl}${encodeURIComponent(target.name)}/${encodeURIComponent(repo.name)}">${repo.name}</a>${repo.is_private === 1 ? html` <span class="muted">private</span>` : ''}${repo.description ? html` <span class="muted">— ${repo.description}</span>` : ''}</li>`,

@@ -1,0 +1,102 @@
+/**
+ * Repository listings read with a repository-scoped token: each shows only the token's repositories, and
+ * its count headers (X-Total-Count, Link) count only those, on every page, so a scoped token learns
+ * nothing of how many other repositories (private ones among them) its owner has.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestForge, type TestForge, type TestUser, uniqueName } from './harness.js';
+import { createRepo, type TestRepo } from './repo-fixtures.js';
+
+describe('repository listings with a repository-scoped token', () => {
+  let forge: TestForge;
+  let owner: TestUser;
+  let org: string;
+  let scoped: string;
+  const listedMine: TestRepo[] = [];
+  const listedOrg: TestRepo[] = [];
+
+  const fullNames = (repos: TestRepo[]) => repos.map((repo) => `${repo.owner}/${repo.name}`).sort();
+
+  beforeAll(async () => {
+    forge = await startTestForge();
+    owner = await forge.createUser();
+    const token = await forge.createToken(owner, ['all']);
+    org = (await forge.createOrg(token, { username: uniqueName('tlorg') })).name;
+    const make = (options: { org?: string; private?: boolean }) =>
+      createRepo(forge, token, { autoInit: false, ...options });
+    // Listed: three of the owner's and three of the organization's, private and public.
+    listedMine.push(await make({ private: true }), await make({ private: true }), await make({}));
+    listedOrg.push(
+      await make({ org, private: true }),
+      await make({ org }),
+      await make({ org, private: true }),
+    );
+    // Not listed: more private and public repositories of both, which the owner's other tokens see.
+    for (let i = 0; i < 3; i++) {
+      await make({ private: true });
+      await make({});
+      await make({ org, private: true });
+    }
+    const created = await forge.request('POST', `/users/${owner.username}/tokens`, {
+      basic: { username: owner.username, password: owner.password },
+      body: {
+        name: 'listing',
+        scopes: ['read:repository', 'read:user', 'read:organization'],
+        repositories: [...listedMine, ...listedOrg].map((repo) => ({ owner: repo.owner, name: repo.name })),
+      },
+    });
+    expect(created.status).toBe(201);
+    scoped = created.body.sha1;
+  });
+  afterAll(async () => {
+    await forge.close();
+  });
+
+  const cases = () => [
+    { route: '/user/repos', expected: [...listedMine, ...listedOrg], search: false },
+    { route: '/repos/search', expected: [...listedMine, ...listedOrg], search: true },
+    { route: `/users/${owner.username}/repos`, expected: listedMine, search: false },
+    { route: `/orgs/${org}/repos`, expected: listedOrg, search: false },
+  ];
+
+  it('X-Total-Count and Link count only the listed repositories, on page 1 and page 2', async () => {
+    for (const { route, expected, search } of cases()) {
+      const seen: string[] = [];
+      const limit = expected.length - 1;
+      for (const page of [1, 2]) {
+        const res = await forge.request('GET', `${route}?limit=${limit}&page=${page}`, { token: scoped });
+        expect(res.status, route).toBe(200);
+        expect(res.headers.get('x-total-count'), `${route} page ${page}`).toBe(String(expected.length));
+        const rows: Array<{ full_name: string }> = search ? res.body.data : res.body;
+        // Every page is full up to the last: nothing the token cannot see takes a place on it.
+        expect(rows.length, `${route} page ${page}`).toBe(page === 1 ? limit : 1);
+        seen.push(...rows.map((row) => row.full_name));
+        const link = res.headers.get('link') ?? '';
+        const rels = [...link.matchAll(/rel="(\w+)"/g)].map((match) => match[1]);
+        expect(rels, `${route} page ${page}`).toEqual(page === 1 ? ['next', 'last'] : ['first', 'prev']);
+        if (page === 1) expect(link).toContain(`page=2>; rel="last"`);
+      }
+      expect(seen.sort(), route).toEqual(fullNames(expected));
+    }
+  });
+
+  it("the owner's HTML page lists only the listed repositories", async () => {
+    for (const [name, expected] of [
+      [owner.username, listedMine],
+      [org, listedOrg],
+    ] as const) {
+      const res = await forge.request('GET', `${forge.appUrl}${name}`, { token: scoped });
+      expect(res.status).toBe(200);
+      const linked = [...res.text.matchAll(/<li><a href="([^"]+)">/g)].map((match) => match[1]);
+      expect(linked.sort()).toEqual(fullNames(expected).map((full) => `${forge.appUrl}${full}`));
+    }
+  });
+
+  it('the same listings with an unscoped token of the same owner count every repository', async () => {
+    const full = await forge.createToken(owner, ['read:repository', 'read:user', 'read:organization']);
+    const totals = await Promise.all(
+      cases().map(async ({ route }) => (await forge.request('GET', route, { token: full })).headers),
+    );
+    expect(totals.map((headers) => headers.get('x-total-count'))).toEqual(['15', '15', '9', '6']);
+  });
+});

@@ -140,14 +140,21 @@ describe('GET / serves the OpenAPI 3.0.3 document', () => {
     expect(document.tags).toEqual(expect.arrayContaining(v010.tags as Json[]));
   });
 
-  it('declares Error for 4XX and 5XX on every operation, with one tag and an operation id each', () => {
+  it('declares Error (OctoPrintError under an OctoPrint base) for 4XX and 5XX on every operation, with one tag and an operation id each', () => {
     const operationIds = new Set<string>();
     for (const [path, operations] of Object.entries(document.paths as JsonObject)) {
       for (const [method, operation] of Object.entries(operations as JsonObject)) {
         const op = operation as JsonObject;
         const responses = op.responses as JsonObject;
-        expect(responses['4XX'], `${method} ${path}`).toEqual({ $ref: '#/components/responses/Error' });
-        expect(responses['5XX'], `${method} ${path}`).toEqual({ $ref: '#/components/responses/Error' });
+        // Under an OctoPrint base the error body is OctoPrint's `{"error"}`.
+        const error = path.startsWith('/octoprint/')
+          ? {
+              description: 'Error',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/OctoPrintError' } } },
+            }
+          : { $ref: '#/components/responses/Error' };
+        expect(responses['4XX'], `${method} ${path}`).toEqual(error);
+        expect(responses['5XX'], `${method} ${path}`).toEqual(error);
         expect(op.tags, `${method} ${path}`).toHaveLength(1);
         expect(typeof op.operationId).toBe('string');
         operationIds.add(op.operationId as string);

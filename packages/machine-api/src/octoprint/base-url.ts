@@ -15,11 +15,26 @@ import { FILAMENT_MATERIALS, type MachineType } from '../machines/machine.js';
 
 const IN_QUERY = /^(\/octoprint\/[^/?#]+)\/?\?([^#]*?)\/(api\/[^?#]*)$/;
 
-/** The request URL with an API path that a slicer appended to a query moved back into the path. */
+/** Whether a request path is under an OctoPrint base (answered in OctoPrint's error shape). */
+export function isOctoPrintPath(url: string): boolean {
+  return url.startsWith('/octoprint/');
+}
+
+/**
+ * The request URL with an API path that a slicer appended to a query moved back into the path, and runs
+ * of slashes in the path made one: `pyoctoprintapi` joins its base and some endpoints with an extra
+ * slash (`/octoprint/sim//api/printer/bed`, `//api/system/commands/core/restart`), which OctoPrint's
+ * server accepts as the single-slash path.
+ */
 export function rewriteOctoPrintUrl(url: string): string {
   if (!url.startsWith('/octoprint/')) return url;
-  const match = IN_QUERY.exec(url);
-  if (!match) return url;
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  const collapsed = path.includes('//')
+    ? path.replace(/\/{2,}/g, '/') + (query === -1 ? '' : url.slice(query))
+    : url;
+  const match = IN_QUERY.exec(collapsed);
+  if (!match) return collapsed;
   return `${match[1]}/${match[3]}?${match[2]}`;
 }
 

@@ -6,6 +6,16 @@
 
 import { type Static, Type } from 'typebox';
 
+export const OctoPrintError = Type.Object(
+  { error: Type.String({ description: 'What went wrong, in words.' }) },
+  {
+    $id: 'OctoPrintError',
+    description:
+      "OctoPrint's error body, answered by every route under an OctoPrint base (a missing or unknown key is 403 there, as in OctoPrint).",
+  },
+);
+export type OctoPrintErrorBody = Static<typeof OctoPrintError>;
+
 export const OctoPrintVersion = Type.Object(
   {
     api: Type.String({ description: 'API version; PrusaSlicer and OrcaSlicer require the field.' }),
@@ -162,6 +172,7 @@ export const StoredFileInfo = Type.Object(
 );
 
 export const octoPrintSchemas = [
+  OctoPrintError,
   OctoPrintVersion,
   OctoPrintServer,
   OctoPrintSettings,

@@ -10,6 +10,8 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { loggableUrl } from '../access/hook.js';
 import { ServiceError } from '../errors.js';
+import { isOctoPrintPath } from '../octoprint/base-url.js';
+import type { OctoPrintErrorBody } from '../octoprint/schemas.js';
 import type { ErrorBody } from './schemas/errors.js';
 
 /** The path exists but not with this method; `allow` lists the methods it has. */
@@ -82,9 +84,26 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown)
     );
   }
   if (error instanceof MethodNotAllowed) reply.header('allow', error.allow);
+  if (isOctoPrintPath(request.url)) return sendOctoPrintError(request, reply, mapped);
   const body: ErrorBody = { request_id: request.id, error_code: mapped.errorCode, message: mapped.message };
   return reply
     .code(mapped.status)
+    .header('x-request-id', request.id)
+    .type('application/json; charset=utf-8')
+    .send(body);
+}
+
+/**
+ * Under an OctoPrint base the answer is OctoPrint's own: `{"error": "…"}`, and a missing or unknown key
+ * is 403, not 401 (OctoPrint answers 403 there, and Home Assistant's integration asks for a new key only
+ * on 403). The request id stays in `x-request-id`.
+ */
+function sendOctoPrintError(request: FastifyRequest, reply: FastifyReply, mapped: MappedError): FastifyReply {
+  const status = mapped.status === 401 ? 403 : mapped.status;
+  if (status !== mapped.status) reply.removeHeader('www-authenticate');
+  const body: OctoPrintErrorBody = { error: mapped.message };
+  return reply
+    .code(status)
     .header('x-request-id', request.id)
     .type('application/json; charset=utf-8')
     .send(body);

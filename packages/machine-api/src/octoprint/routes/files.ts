@@ -8,12 +8,11 @@ import { Type } from 'typebox';
 import { ANONYMOUS } from '../../access/scopes.js';
 import { BadRequest } from '../../errors.js';
 import { ref } from '../../server/schemas/refs.js';
-import { errorResponses } from '../../server/types.js';
 import { basePath } from '../base-url.js';
 import { OctoPrintFileCommand, OctoPrintUploadResult } from '../schemas.js';
 import { storedName } from '../stored-files.js';
 import { receiveOctoPrintUpload } from '../upload-form.js';
-import { type OctoPrintContext, TargetParams, targetOf } from './target.js';
+import { type OctoPrintContext, octoPrintErrorResponses, TargetParams, targetOf } from './target.js';
 
 const FileParams = Type.Object({
   target: Type.String(),
@@ -36,7 +35,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = async (ap
             description: 'stored (and printing or queued with `print=true`)',
             content: { 'application/json': { schema: ref(OctoPrintUploadResult) } },
           },
-          ...errorResponses,
+          ...octoPrintErrorResponses,
         },
       },
       config: {
@@ -96,7 +95,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = async (ap
         tags: ['octoprint'],
         params: FileParams,
         body: ref(OctoPrintFileCommand),
-        response: { 204: { description: 'done' }, ...errorResponses },
+        response: { 204: { description: 'done' }, ...octoPrintErrorResponses },
       },
     },
     async (request, reply) => {

@@ -1,6 +1,7 @@
 /** What Cura polls: `api/printer` (temperatures and state flags) and `api/job` (progress). */
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Conflict } from '../../errors.js';
 import type { MachineStatus } from '../../machines/machine.js';
 import { ref } from '../../server/schemas/refs.js';
 import { OctoPrintJob, OctoPrintPrinter } from '../schemas.js';
@@ -16,16 +17,13 @@ export const printerRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = async 
         ref(OctoPrintPrinter),
       ),
     },
-    async (request, reply) => {
+    async (request) => {
       const target = targetOf(context.machines, request.params, request.query);
       const status = await statusOf(context, target);
       const printer = printerOf(status);
       if (!printer.state.flags.operational) {
-        // OctoPrint answers 409 in plain text here; Cura then shows the printer as offline.
-        return reply
-          .code(409)
-          .type('text/plain; charset=utf-8')
-          .send('Printer is not operational' as never);
+        // As OctoPrint: 409; Cura, Home Assistant and OctoPod then show the printer as offline.
+        throw new Conflict('Printer is not operational');
       }
       return printer;
     },

@@ -3,8 +3,10 @@
 import { type TSchema, Type } from 'typebox';
 import type { MachineStatus } from '../../machines/machine.js';
 import type { MachineRegistry } from '../../machines/registry.js';
-import { errorResponses, ok } from '../../server/types.js';
+import { ref } from '../../server/schemas/refs.js';
+import { ok } from '../../server/types.js';
 import { type OctoPrintTarget, parseTarget } from '../base-url.js';
+import { OctoPrintError } from '../schemas.js';
 import type { StoredFiles, SubmitPrint } from '../stored-files.js';
 
 export interface OctoPrintContext {
@@ -23,6 +25,12 @@ export const TargetParams = Type.Object({
   }),
 });
 
+/** Every OctoPrint operation declares OctoPrint's `{"error"}` body for all 4XX and 5XX statuses. */
+export const octoPrintErrorResponses = {
+  '4xx': { description: 'Error', content: { 'application/json': { schema: ref(OctoPrintError) } } },
+  '5xx': { description: 'Error', content: { 'application/json': { schema: ref(OctoPrintError) } } },
+};
+
 /** The schema of an OctoPrint operation answering `response` with 200. */
 export function schema<T extends TSchema>(operationId: string, summary: string, response: T) {
   return {
@@ -30,7 +38,7 @@ export function schema<T extends TSchema>(operationId: string, summary: string, 
     summary,
     tags: ['octoprint'],
     params: TargetParams,
-    response: { 200: ok(response), ...errorResponses },
+    response: { 200: ok(response), ...octoPrintErrorResponses },
   };
 }
 

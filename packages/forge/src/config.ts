@@ -85,6 +85,11 @@ export const ConfigFileSchema = Type.Object(
           history_retention_days: Type.Optional(Type.Integer({ minimum: 0 })),
           /** Seconds between looks at the outbox for deliveries other processes raised. */
           poll_interval: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600 })),
+          /**
+           * Seconds a process serving a push holds its pending events before another may repair them
+           * (webhooks/ref-journal.ts); the holder renews it three times per period while the push runs.
+           */
+          push_lease: Type.Optional(Type.Number({ minimum: 0.3, maximum: 3600 })),
         },
         { additionalProperties: false },
       ),
@@ -134,6 +139,7 @@ export interface ForgeConfig {
     disableAfterFailures: number;
     historyRetentionDays: number;
     pollIntervalMs: number;
+    pushLeaseMs: number;
   };
 }
 
@@ -239,6 +245,7 @@ export function loadConfig(sources: ConfigSources): ForgeConfig {
       disableAfterFailures: file.webhook?.disable_after_failures ?? 0,
       historyRetentionDays: file.webhook?.history_retention_days ?? 30,
       pollIntervalMs: (file.webhook?.poll_interval ?? 1) * 1000,
+      pushLeaseMs: (file.webhook?.push_lease ?? 30) * 1000,
     },
     oauth2: {
       enabled: file.oauth2?.enabled ?? true,

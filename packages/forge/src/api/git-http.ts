@@ -2,15 +2,13 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Forbidden, NotFound, Unauthorized } from '../errors.js';
 import { serveHttpBackend } from '../git/http-backend.js';
 import { listRefs } from '../git/repository.js';
-import { nowUnix } from '../services/context.js';
-import { diffRefs, syncAfterPush } from '../services/push-sync.js';
+import { diffRefs } from '../services/push-sync.js';
 import type { RepoContext } from '../services/repo-context.js';
 import { serialiseRepoWrite } from '../services/repo-write-queue.js';
 import { loadRepoContext, repositoriesRoot } from '../services/repos.js';
 import { assertTokenReaches } from '../services/token-repositories.js';
 import { UnitType } from '../store/units.js';
-import { raiseHookEventsNow } from '../webhooks/outbox.js';
-import { preparePushEvents } from '../webhooks/push-events.js';
+import { journalRefWrite } from '../webhooks/ref-journal.js';
 import type { ApiRouteOptions } from './route-options.js';
 
 /** The smart-HTTP endpoints `git http-backend` serves (the dumb protocol is not offered). */
@@ -83,39 +81,41 @@ export const gitHttpRoutes: FastifyPluginAsync<ApiRouteOptions> = async (app, { 
 
       const run = async () => {
         const before = servicePath === 'git-receive-pack' ? await listRefs(repo.gitDir) : null;
+        const pusher = repo.doer;
+        const source = pusher
+          ? { ctx, gitDir: repo.gitDir, repo: repo.repo, owner: repo.owner, pusher }
+          : null;
+        // Journalled before git may change a ref, so a crash after the change still announces it.
+        const journal = before && source ? await journalRefWrite(source, before, true) : null;
         reply.hijack();
-        await serveHttpBackend(
-          {
-            projectRoot: repositoriesRoot(ctx),
-            pathInfo: `/${repo.owner.lower_name}/${repo.repo.lower_name}.git/${servicePath}`,
-            queryString: query.toString(),
-            method: request.method,
-            contentType: request.headers['content-type'],
-            contentEncoding: request.headers['content-encoding'],
-            remoteUser: repo.doer?.name,
-            remoteAddr: request.ip,
-            gitProtocol: request.headers['git-protocol'] as string | undefined,
-            body: request.raw,
-            beforeEnd: async () => {
-              if (!before || !repo.doer) return;
-              try {
-                const changes = diffRefs(before, await listRefs(repo.gitDir));
-                await syncAfterPush({ ...repo, pusher: repo.doer, now: nowUnix }, changes);
-                const source = {
-                  ctx,
-                  gitDir: repo.gitDir,
-                  repo: repo.repo,
-                  owner: repo.owner,
-                  pusher: repo.doer,
-                };
-                await raiseHookEventsNow(ctx.db, await preparePushEvents(source, changes));
-              } catch (error) {
-                request.log.error({ err: error, repo: repo.repo.id }, 'post-push synchronisation failed');
-              }
+        try {
+          await serveHttpBackend(
+            {
+              projectRoot: repositoriesRoot(ctx),
+              pathInfo: `/${repo.owner.lower_name}/${repo.repo.lower_name}.git/${servicePath}`,
+              queryString: query.toString(),
+              method: request.method,
+              contentType: request.headers['content-type'],
+              contentEncoding: request.headers['content-encoding'],
+              remoteUser: repo.doer?.name,
+              remoteAddr: request.ip,
+              gitProtocol: request.headers['git-protocol'] as string | undefined,
+              body: request.raw,
+              beforeEnd: async () => {
+                if (!before || !journal) return;
+                try {
+                  await journal.announce(diffRefs(before, await listRefs(repo.gitDir)));
+                } catch (error) {
+                  // The journal row stays: the delivery worker's repair announces the push later.
+                  request.log.error({ err: error, repo: repo.repo.id }, 'post-push synchronisation failed');
+                }
+              },
             },
-          },
-          reply.raw,
-        );
+            reply.raw,
+          );
+        } finally {
+          journal?.release();
+        }
       };
       try {
         await (servicePath === 'git-receive-pack' ? serialiseRepoWrite(repo.repo.id, run) : run());

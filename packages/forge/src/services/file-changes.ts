@@ -22,8 +22,7 @@ import {
 } from '../git/repository.js';
 import { GitMode, type GitTreeEntry, treeEntry } from '../git/tree.js';
 import { BranchMoved, buildTree, makeCommit, moveRef, type TreeChange } from '../git/tree-writes.js';
-import { raiseHookEventsNow } from '../webhooks/outbox.js';
-import { preparePushEvents } from '../webhooks/push-events.js';
+import { journalRefWrite } from '../webhooks/ref-journal.js';
 import {
   commitIdentity,
   type DatesInput,
@@ -32,8 +31,6 @@ import {
   withSignoff,
 } from './commit-identity.js';
 import { type ContentsEntry, entryExtras } from './contents.js';
-import { nowUnix } from './context.js';
-import { syncAfterPush } from './push-sync.js';
 import type { RefCommit } from './refs.js';
 import { type RepoContext, requireDoer } from './repo-context.js';
 import { serialiseRepoWrite } from './repo-write-queue.js';
@@ -272,8 +269,16 @@ export async function changeRepoFiles(ctx: RepoContext, input: ChangeFilesInput)
   const made = await serialiseRepoWrite(ctx.repo.id, async () => {
     for (let tries = 1; ; tries++) {
       try {
-        const result = await attempt(ctx, input, plan, branches);
-        await announcePush(ctx, doer, branches.newBranch, result.base, result.commit);
+        const journal = await journalCommit(ctx, doer, branches.newBranch);
+        let result: { base: string | null; commit: string };
+        try {
+          result = await attempt(ctx, input, plan, branches);
+        } catch (error) {
+          await journal.discard();
+          throw error;
+        }
+        const ref = `refs/heads/${branches.newBranch}`;
+        await journal.announce([{ ref, oldSha: result.base ?? ZERO_SHA, newSha: result.commit }]);
         return result;
       } catch (error) {
         if (!(error instanceof BranchMoved)) throw error;
@@ -301,22 +306,13 @@ export async function changeRepoFiles(ctx: RepoContext, input: ChangeFilesInput)
 }
 
 /**
- * The one place a contents-API commit is announced: what a git push of that commit by the doer gets
- * (api/git-http.ts does the same after receive-pack): commit_repo activity, the empty flag and default
- * branch, and the `push` webhook event through the outbox.
+ * A contents-API commit is announced as a git push of it by the doer would be (api/git-http.ts):
+ * commit_repo activity, the empty flag and default branch, and the `push` webhook event, journalled
+ * before the branch moves so a crash after it still sends the event (webhooks/ref-journal.ts).
  */
-async function announcePush(
-  ctx: RepoContext,
-  doer: RepoContext['owner'],
-  branch: string,
-  oldSha: string | null,
-  newSha: string,
-): Promise<void> {
-  const changes = [{ ref: `refs/heads/${branch}`, oldSha: oldSha ?? ZERO_SHA, newSha }];
-  await syncAfterPush(
-    { db: ctx.db, gitDir: ctx.gitDir, repo: ctx.repo, owner: ctx.owner, pusher: doer, now: nowUnix },
-    changes,
-  );
+async function journalCommit(ctx: RepoContext, doer: RepoContext['owner'], branch: string) {
+  const ref = `refs/heads/${branch}`;
+  const current = (await resolveCommit(ctx.gitDir, ref)) ?? ZERO_SHA;
   const source = { ctx, gitDir: ctx.gitDir, repo: ctx.repo, owner: ctx.owner, pusher: doer };
-  await raiseHookEventsNow(ctx.db, await preparePushEvents(source, changes));
+  return journalRefWrite(source, new Map([[ref, current]]), false);
 }

@@ -25,6 +25,7 @@ import { userSearchSuffixesMigration } from './migrations/011_user_search_suffix
 import { activityGenerationsMigration } from './migrations/012_activity_generations.js';
 import { webhooksMigration } from './migrations/013_webhooks.js';
 import { accessTokenRepositoriesMigration } from './migrations/014_access_token_repositories.js';
+import { refJournalMigration } from './migrations/015_ref_journal.js';
 import { preparedStatementPool } from './prepared-pool.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -104,6 +105,7 @@ export function forgeMigrations(dialect: DialectName): Record<string, Migration>
     '012_activity_generations': activityGenerationsMigration(dialect),
     '013_webhooks': webhooksMigration(dialect),
     '014_access_token_repositories': accessTokenRepositoriesMigration(),
+    '015_ref_journal': refJournalMigration(dialect),
   };
 }
 

@@ -375,6 +375,20 @@ export interface HookTaskTable {
   created_unix: number;
 }
 
+/** A ref write whose webhook events are not recorded yet (migration 015, webhooks/ref-journal.ts). */
+export interface RefJournalTable {
+  id: Id;
+  repo_id: number;
+  pusher_id: number;
+  /** JSON object ref → sha before the write. */
+  refs_before: string;
+  /** 1: `refs_before` lists every ref (a push); 0: only the refs the write may change. */
+  whole_snapshot: Flag;
+  claim: string;
+  lease_until_ms: number;
+  created_unix: number;
+}
+
 export interface Database {
   user: UserTable;
   org_user: OrgUserTable;
@@ -402,6 +416,7 @@ export interface Database {
   attachment: AttachmentTable;
   webhook: WebhookTable;
   hook_task: HookTaskTable;
+  ref_journal: RefJournalTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -412,6 +427,7 @@ export type AccessTokenRow = Selectable<AccessTokenTable>;
 export type PublicKeyRow = Selectable<PublicKeyTable>;
 export type ActionRow = Selectable<ActionTable>;
 export type RepositoryRow = Selectable<RepositoryTable>;
+export type RefJournalRow = Selectable<RefJournalTable>;
 export type ReleaseRow = Selectable<ReleaseTable>;
 export type ProtectedTagRow = Selectable<ProtectedTagTable>;
 export type OAuth2ApplicationRow = Selectable<OAuth2ApplicationTable>;

@@ -28,6 +28,7 @@ import { buildHookRequest, installationTargetType } from './hook-request.js';
 import { parseHostAllowList } from './host-allow-list.js';
 import { deliveryAttempts, deliveryLatency, outboxDepth } from './metrics.js';
 import { onDeliveryWake } from './outbox.js';
+import { repairRefJournal } from './ref-journal.js';
 
 /** Deliveries sent at once by one process. */
 const BATCH = 8;
@@ -66,6 +67,10 @@ export function startDeliveryWorker(ctx: ServiceContext, logger: FastifyBaseLogg
   // A wake-up while the loop is busy is remembered, so the next sleep is skipped.
   let woken = false;
   let lastPrune = 0;
+  let lastRepair = 0;
+  // Journalled git writes are looked at twice per lease, so a crashed holder's events wait at most
+  // about one and a half leases.
+  const repairEveryMs = Math.max(settings.pollIntervalMs, settings.pushLeaseMs / 2);
   const removeWake = onDeliveryWake(() => {
     woken = true;
     wake?.();
@@ -159,6 +164,16 @@ export function startDeliveryWorker(ctx: ServiceContext, logger: FastifyBaseLogg
     }
   }
 
+  /** Announces git writes whose process died before their events were recorded (ref-journal.ts). */
+  async function repairJournal(): Promise<void> {
+    try {
+      const repaired = await repairRefJournal(ctx);
+      if (repaired > 0) logger.info({ repaired }, 'webhook events of interrupted git writes recorded');
+    } catch (error) {
+      logger.warn({ err: error }, 'repair of interrupted git writes failed, will retry');
+    }
+  }
+
   async function loop(): Promise<void> {
     while (!stopped) {
       try {
@@ -166,6 +181,10 @@ export function startDeliveryWorker(ctx: ServiceContext, logger: FastifyBaseLogg
         if (now - lastPrune > PRUNE_EVERY_MS && settings.historyRetentionDays > 0) {
           lastPrune = now;
           await pruneHookTasks(ctx.db, Math.floor(now / 1000) - settings.historyRetentionDays * 86_400);
+        }
+        if (now - lastRepair >= repairEveryMs) {
+          lastRepair = now;
+          await repairJournal();
         }
         const tasks = await claimHookTasks(ctx.db, ctx.dialect, now, now + leaseMs, BATCH);
         outboxDepth.set(await countOpenHookTasks(ctx.db));

@@ -128,6 +128,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     server: config.server,
     targets: config.notify,
     machineTags: new Map(config.machines.map((machine) => [machine.id, machine.common.tags])),
+    clearTimeoutMinutes: new Map(
+      config.machines.flatMap((machine) => {
+        const minutes = machine.common.clearing.clearTimeoutMinutes;
+        return minutes === null ? [] : [[machine.id, minutes] as const];
+      }),
+    ),
     bus: events,
     queue,
     runner: jobs,

@@ -64,14 +64,14 @@ async function createKey(dataDir: string, name: string, scope: string): Promise<
   return key;
 }
 
-type Credential = 'none' | 'wrong' | 'read' | 'print' | 'control' | 'admin';
-const CREDENTIALS: Credential[] = ['none', 'wrong', 'read', 'print', 'control', 'admin'];
+type Credential = 'none' | 'wrong' | 'read' | 'print' | 'control' | 'clear' | 'admin';
+const CREDENTIALS: Credential[] = ['none', 'wrong', 'read', 'print', 'control', 'clear', 'admin'];
 
 interface RouteCase {
   method: string;
   path: string;
   /** What the route needs: `open`, any valid key, or the least scope. */
-  needs: 'open' | 'key' | 'read' | 'print' | 'control' | 'admin';
+  needs: 'open' | 'key' | 'read' | 'print' | 'control' | 'clear' | 'admin';
   /** The status once access is granted (the request is built to change nothing). */
   granted: number;
   body?: () => RequestInit;
@@ -91,7 +91,7 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/jobs', needs: 'read', granted: 200 },
   { method: 'GET', path: '/jobs/00000000-0000-4000-8000-000000000000', needs: 'read', granted: 404 },
   { method: 'POST', path: '/jobs/00000000-0000-4000-8000-000000000000/cancel', needs: 'print', granted: 404 },
-  { method: 'POST', path: '/machines/sim/clear', needs: 'control', granted: 200 },
+  { method: 'POST', path: '/machines/sim/clear', needs: 'clear', granted: 200 },
   { method: 'POST', path: '/queue', needs: 'print', granted: 400 },
   { method: 'GET', path: '/queue', needs: 'read', granted: 200 },
   // A stream: the bad filter answers 400 once the key has passed, instead of streaming forever.
@@ -177,6 +177,8 @@ const RANK = {
   read: ['read', 'admin'],
   print: ['print', 'admin'],
   control: ['control', 'admin'],
+  // A bed sensor's key: the clear confirmation and nothing else; `control` includes it.
+  clear: ['clear', 'control', 'admin'],
   admin: ['admin'],
 };
 
@@ -207,7 +209,7 @@ describe('API keys with scopes', () => {
 
   beforeAll(async () => {
     api = await startWithLog(CONFIG);
-    for (const scope of ['read', 'print', 'control', 'admin'])
+    for (const scope of ['read', 'print', 'control', 'clear', 'admin'])
       keys[scope] = await createKey(api.dataDir, `k-${scope}`, scope);
     keys.wrong = `mapi_${'0'.repeat(16)}_${'A'.repeat(43)}`;
     client = await ContractClient.create(api.service.url);
@@ -346,7 +348,14 @@ describe('API keys with scopes', () => {
     });
     expect(again.status).toBe(409);
     const list = await client.request<{ name: string }[]>('GET', '/keys', { headers: admin });
-    expect(list.body.map((k) => k.name)).toEqual(['k-admin', 'k-control', 'k-print', 'k-read', 'slicer']);
+    expect(list.body.map((k) => k.name)).toEqual([
+      'k-admin',
+      'k-clear',
+      'k-control',
+      'k-print',
+      'k-read',
+      'slicer',
+    ]);
     expect(list.text).not.toContain('mapi_');
     const { out } = await cli(api.dataDir, ['list']);
     expect(out).toContain('slicer\tread,print\t');
@@ -375,7 +384,7 @@ describe('API keys with scopes', () => {
     expect((await fetch(`${api.service.url}/machines`, { headers: { 'x-api-key': key } })).status).toBe(401);
     await expect(cli(api.dataDir, ['revoke', 'temporary'])).rejects.toThrow('no key named "temporary"');
     await expect(cli(api.dataDir, ['create'], { name: 'bad', scope: 'read,fly' })).rejects.toThrow(
-      'unknown scope "fly"; expected some of read, print, control, admin',
+      'unknown scope "fly"; expected some of read, print, control, clear, admin',
     );
   });
 

@@ -44,7 +44,7 @@ type = "Noop"
       filaments: [{ material: { type: 'pla' } }],
       loadedFilamentIdx: null,
       maxPartVolume: null,
-      autoClear: false,
+      clearing: { mode: 'manual', ejectGcode: null, clearTimeoutMinutes: null },
       camera: null,
       tags: [],
     });

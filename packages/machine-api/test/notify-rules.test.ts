@@ -43,7 +43,7 @@ function watched(
   let waiting = options.waiting ?? [];
   const watch = new FarmWatch({
     bus,
-    awaitingClearMs: options.awaitingClearMs ?? 60_000,
+    awaitingClearMs: () => options.awaitingClearMs ?? 60_000,
     queueWaitMs: options.queueWaitMs ?? 60_000,
     waitingJobs: async () => waiting,
     currentJob: async () => job({ status: 'printing', progress: 42 }),

@@ -5,11 +5,13 @@
  *   read     every GET (machines, jobs, files, events, metrics unless open)
  *   print    POST /print, POST /queue, slicer uploads, printing stored files, cancelling/requeueing OWN jobs
  *   control  pause/resume/stop/clear a machine, cancel/requeue/change ANY job
+ *   clear    POST /machines/{id}/clear and nothing else: the key a bed sensor or an automation holds
+ *            (`clearing = "external"`); `control` includes it
  *   admin    managing keys and notification targets, reading the delivery log; implies every other scope (an admin can mint any key anyway, so withholding
  *            a scope from it would only be friction)
  */
 
-export const SCOPES = ['read', 'print', 'control', 'admin'] as const;
+export const SCOPES = ['read', 'print', 'control', 'clear', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** Who is asking: the key's name and scopes, or everyone when `auth = "off"`. */
@@ -23,6 +25,7 @@ export interface Actor {
 export const ANONYMOUS: Actor = { name: null, scopes: new Set(SCOPES) };
 
 export function allows(actor: Actor, scope: Scope): boolean {
+  if (scope === 'clear' && actor.scopes.has('control')) return true;
   return actor.scopes.has('admin') || actor.scopes.has(scope);
 }
 
@@ -75,7 +78,7 @@ const WRITES: Record<string, Rule> = {
   'POST /machines/:id/pause': scope('control'),
   'POST /machines/:id/resume': scope('control'),
   'POST /machines/:id/stop': scope('control'),
-  'POST /machines/:id/clear': scope('control'),
+  'POST /machines/:id/clear': scope('clear'),
   'POST /jobs/:id/cancel': OWN_JOB,
   'POST /jobs/:id/requeue': OWN_JOB,
   'PATCH /jobs/:id': OWN_JOB,

@@ -10,6 +10,25 @@ import { FILAMENT_MATERIALS, type Volume } from '../machines/machine.js';
 import type { SlicerConfig } from '../slicer/slicer.js';
 import { ConfigError } from './check.js';
 
+/**
+ * How a finished print's bed becomes clear again:
+ * - `manual`: a person confirms with `POST /machines/{id}/clear`;
+ * - `gcode`: the machine's `eject_gcode` ends every job, so a completed job leaves the bed clear (a failed
+ *   or cancelled one still waits for a person);
+ * - `external`: a sensor or automation confirms with a `clear`-scoped key, within `clear_timeout_minutes`;
+ * - `auto`: the printer clears itself after a completed or cancelled print (the old `auto_clear = true`).
+ */
+export const CLEARING_MODES = ['manual', 'gcode', 'external', 'auto'] as const;
+export type ClearingMode = (typeof CLEARING_MODES)[number];
+
+export interface ClearingConfig {
+  mode: ClearingMode;
+  /** The snippet appended to every job (`gcode` mode only), else null. */
+  ejectGcode: string | null;
+  /** Minutes before `machine.awaiting_clear` for this machine; null for the server's `awaiting_clear_minutes`. */
+  clearTimeoutMinutes: number | null;
+}
+
 const PositiveMillimetres = Type.Number({ exclusiveMinimum: 0 });
 
 /** Keys every machine may carry, whatever its type (the anchor's shared sub-types plus our volume override). */
@@ -42,6 +61,12 @@ export const CommonKeys = Type.Object({
    * it is ready again without `POST /machines/{id}/clear`.
    */
   auto_clear: Type.Optional(Type.Boolean()),
+  /** How the bed becomes clear after a print (see `ClearingConfig`); `auto_clear = true` means "auto". */
+  clearing: Type.Optional(Type.Union(CLEARING_MODES.map((mode) => Type.Literal(mode)))),
+  /** `clearing = "gcode"`: appended to every job sent to the machine (a part ejector, a belt advance). */
+  eject_gcode: Type.Optional(Type.String({ minLength: 1, maxLength: 65_536 })),
+  /** `clearing = "external"`: minutes after which an unconfirmed bed raises `machine.awaiting_clear`. */
+  clear_timeout_minutes: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
   /** A camera reached over HTTP (cameras/http-source.ts); takes precedence over the device's own camera. */
   camera: Type.Optional(
     Type.Object({
@@ -70,8 +95,8 @@ export interface CommonMachineConfig {
   filaments: Filament[];
   loadedFilamentIdx: number | null;
   maxPartVolume: Volume | null;
-  /** Ready again after a completed or cancelled print without a bed confirmation. */
-  autoClear: boolean;
+  /** How the bed becomes clear after a print (`clearing`, `eject_gcode`, `clear_timeout_minutes`). */
+  clearing: ClearingConfig;
   /** The machine's HTTP camera (`camera = {…}`), or null for the device's own (if it has one). */
   camera: CameraConfig | null;
   /** Group names of the machine (notification filters). */
@@ -115,9 +140,39 @@ export function commonConfig(
     filaments,
     loadedFilamentIdx: loaded,
     maxPartVolume: keys.max_part_volume ?? null,
-    autoClear: keys.auto_clear ?? false,
+    clearing: clearingConfig(keys, where),
     camera: cameraConfig(keys.camera, where),
     tags: keys.tags ?? [],
+  };
+}
+
+function clearingConfig(keys: Static<typeof CommonKeys>, where: string): ClearingConfig {
+  if (keys.auto_clear !== undefined && keys.clearing !== undefined) {
+    throw new ConfigError(
+      `${where}: keys "auto_clear" and "clearing" are both set: keep only "clearing" ("auto_clear = true" is the old spelling of clearing = "auto")`,
+    );
+  }
+  const mode: ClearingMode =
+    (keys.clearing as ClearingMode | undefined) ?? (keys.auto_clear ? 'auto' : 'manual');
+  if (mode === 'gcode' && keys.eject_gcode === undefined) {
+    throw new ConfigError(
+      `${where}: key "eject_gcode": expected the G-code that clears the bed, since clearing = "gcode"; it is missing`,
+    );
+  }
+  if (mode !== 'gcode' && keys.eject_gcode !== undefined) {
+    throw new ConfigError(
+      `${where}: key "eject_gcode": only used with clearing = "gcode", but clearing is "${mode}"`,
+    );
+  }
+  if (mode !== 'external' && keys.clear_timeout_minutes !== undefined) {
+    throw new ConfigError(
+      `${where}: key "clear_timeout_minutes": only used with clearing = "external", but clearing is "${mode}" ([server] awaiting_clear_minutes applies)`,
+    );
+  }
+  return {
+    mode,
+    ejectGcode: mode === 'gcode' ? (keys.eject_gcode ?? null) : null,
+    clearTimeoutMinutes: keys.clear_timeout_minutes ?? null,
   };
 }
 

@@ -8,6 +8,7 @@
 
 import { rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import type { ClearingMode } from '../config/machine-keys.js';
 import { ServiceError } from '../errors.js';
 import { MachineError, type PrintOutcome } from '../machines/machine.js';
 import type { MachineChange, MachineObserver } from '../machines/observer.js';
@@ -157,10 +158,10 @@ export class JobLifecycle {
           ? (flight.cancelReason ?? 'the print was stopped on the machine')
           : null;
     const entry = this.options.machines.get(flight.machineId);
-    let bedAwaits = true;
-    if (entry?.common.autoClear && outcome.status !== 'failed') {
-      // The printer clears its own bed; Klipper still has to forget the finished file to read idle.
-      bedAwaits = false;
+    const bedAwaits = !(entry && clearsItself(entry.common.clearing.mode, outcome.status));
+    if (entry && !bedAwaits) {
+      // The bed is clear (the printer's own doing, or the eject G-code that ended the job); Klipper still
+      // has to forget the finished file to read idle.
       await entry.machine.clear?.().catch((error: unknown) => {
         this.options.logger.warn({ err: error, machine: flight.machineId }, 'automatic clear failed');
       });
@@ -256,4 +257,14 @@ export class JobLifecycle {
     this.options.logger.error({ err: error, job: jobId }, 'job failed with an unexpected error');
     return 'internal error (see the service log)';
   }
+}
+
+/**
+ * Whether a print that ended with `status` leaves the bed clear without a confirmation: `auto` printers
+ * clear after a completed or cancelled print; with `gcode` only a completed job ran its eject G-code.
+ */
+export function clearsItself(mode: ClearingMode, status: PrintOutcome['status']): boolean {
+  if (mode === 'auto') return status !== 'failed';
+  if (mode === 'gcode') return status === 'completed';
+  return false;
 }

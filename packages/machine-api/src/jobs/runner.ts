@@ -345,6 +345,7 @@ export class JobRunner {
         designs: this.options.designs,
         ...(options.lines ? { scannedLines: options.lines } : {}),
         filamentIndex: filamentIndexFor(job, entry),
+        ejectGcode: entry.common.clearing.ejectGcode,
         workDir,
         signal,
       });

@@ -20,7 +20,8 @@ export interface Noticed {
 
 export interface WatchOptions {
   bus: EventBus;
-  awaitingClearMs: number;
+  /** How long a machine's bed may wait for a clear before `machine.awaiting_clear`. */
+  awaitingClearMs(machineId: string): number;
   queueWaitMs: number;
   /** Jobs waiting in the queue, in wire shape, with the machines that can still take each. */
   waitingJobs(): Promise<{ job: WireJob; machines: string[] }[]>;
@@ -135,7 +136,7 @@ export class FarmWatch {
     if (armed) clearTimeout(armed.timer);
     this.clearTimers.delete(machineId);
     if (since === null) return;
-    const delay = Math.max(0, Date.parse(since) + this.options.awaitingClearMs - Date.now());
+    const delay = Math.max(0, Date.parse(since) + this.options.awaitingClearMs(machineId) - Date.now());
     const timer = setTimeout(() => {
       this.clearTimers.delete(machineId);
       this.emit(

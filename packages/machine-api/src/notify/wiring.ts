@@ -24,6 +24,8 @@ export interface NotificationsOptions {
   server: ServerSettings;
   targets: readonly TargetSettings[];
   machineTags: ReadonlyMap<string, readonly string[]>;
+  /** Per machine `clear_timeout_minutes` (clearing = "external"); others use `awaiting_clear_minutes`. */
+  clearTimeoutMinutes?: ReadonlyMap<string, number>;
   bus: EventBus;
   queue: FarmQueue;
   runner: JobRunner;
@@ -49,7 +51,8 @@ export function createNotifications(options: NotificationsOptions): Notification
   });
   const watch = new FarmWatch({
     bus: options.bus,
-    awaitingClearMs: server.awaiting_clear_minutes * 60_000,
+    awaitingClearMs: (machineId) =>
+      (options.clearTimeoutMinutes?.get(machineId) ?? server.awaiting_clear_minutes) * 60_000,
     queueWaitMs: server.queue_wait_minutes * 60_000,
     waitingJobs: async () =>
       (await queue.list()).map((entry) => ({

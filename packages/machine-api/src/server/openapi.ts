@@ -131,7 +131,13 @@ function securityOf(method: string, path: string, access: AccessSettings): { [ke
   const rule = ruleFor(method, route, { metricsOpen: access.metricsOpen });
   if (!rule || rule.kind === 'open') return { security: [] };
   const scope =
-    rule.kind === 'key' ? 'any' : rule.kind === 'own-job' ? 'print (own jobs) or control' : rule.scope;
+    rule.kind === 'key'
+      ? 'any'
+      : rule.kind === 'own-job'
+        ? 'print (own jobs) or control'
+        : rule.scope === 'clear'
+          ? 'clear or control'
+          : rule.scope;
   const required: Json[] = [{ api_key: [] }, { bearer: [] }];
   return { security: access.keysRequired ? required : [], 'x-required-scope': scope };
 }

@@ -5,7 +5,7 @@
  * into the job's work dir, which the job runner removes when the job ends.
  */
 
-import { copyFile, open, symlink } from 'node:fs/promises';
+import { appendFile, copyFile, open, symlink } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import type { DesignInfo, DesignKind } from '../design/inspect.js';
 import type { LineScan } from '../design/line-scan.js';
@@ -38,6 +38,8 @@ export interface PrepareRequest {
   /** The line check the upload stream made (line-scan.ts), if it made one. */
   scannedLines?: LineScan;
   filamentIndex?: number;
+  /** `clearing = "gcode"`: the machine's eject snippet, appended to the G-code of every job. */
+  ejectGcode?: string | null;
   /** A directory owned by this job; everything written here is removed when the job ends. */
   workDir: string;
   signal?: AbortSignal;
@@ -81,6 +83,7 @@ export async function preparePrint(request: PrepareRequest): Promise<PreparedPri
     gcodePath = sliced.gcodePath;
     estimate = sliced.estimate;
   }
+  if (request.ejectGcode) gcodePath = await withEjectGcode(gcodePath, request);
   if (request.format === 'gcode.3mf') {
     const packagePath = fileInWorkDir(request.workDir, 'plate.gcode.3mf', request.uploadPath);
     // Loaded here: only Bambu printers take this format, and its zip writer is not needed at start-up.
@@ -89,6 +92,22 @@ export async function preparePrint(request: PrepareRequest): Promise<PreparedPri
     return { filePath: packagePath, designKind: design.kind, estimate };
   }
   return { filePath: gcodePath, designKind: design.kind, estimate };
+}
+
+/**
+ * The job's G-code followed by the machine's eject snippet (`clearing = "gcode"`). The upload itself is
+ * never changed (a queue job keeps it for a requeue): the result is a copy in the work dir, or the
+ * slicer's output extended in place.
+ */
+async function withEjectGcode(gcodePath: string, request: PrepareRequest): Promise<string> {
+  let target = gcodePath;
+  if (resolve(gcodePath) === resolve(request.uploadPath)) {
+    target = fileInWorkDir(request.workDir, 'with-eject.gcode', request.uploadPath);
+    await copyFile(gcodePath, target);
+  }
+  // Starts on a line of its own whatever the file ended with.
+  await appendFile(target, `\n; eject_gcode (clearing = "gcode")\n${request.ejectGcode}\n`);
+  return target;
 }
 
 /** Rejects a design larger than the build volume in any axis, naming both sizes in millimetres. */

@@ -7,7 +7,7 @@ import { SCOPES } from '../../access/scopes.js';
 export const ApiKeyScope = Type.Unsafe<(typeof SCOPES)[number]>({
   $id: 'ApiKeyScope',
   description:
-    '`read`: every GET and `/events`; `print`: `/print`, `/queue`, slicer uploads, cancel/requeue own jobs; `control`: pause/resume/stop/clear machines, any job; `admin`: keys, and everything else.',
+    '`read`: every GET and `/events`; `print`: `/print`, `/queue`, slicer uploads, cancel/requeue own jobs; `control`: pause/resume/stop/clear machines, any job; `clear`: `POST /machines/{id}/clear` only (a bed sensor, an automation); `admin`: keys, and everything else.',
   type: 'string',
   enum: [...SCOPES],
 });

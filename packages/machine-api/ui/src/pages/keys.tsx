@@ -17,6 +17,7 @@ const SCOPES: { scope: Scope; what: string }[] = [
   { scope: 'read', what: 'see machines, jobs and events' },
   { scope: 'print', what: 'send and queue prints, cancel its own jobs' },
   { scope: 'control', what: 'pause, resume, stop and clear machines; any job' },
+  { scope: 'clear', what: 'only confirm a clear bed (a sensor, an automation)' },
   { scope: 'admin', what: 'manage keys' },
 ];
 

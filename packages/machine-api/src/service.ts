@@ -7,6 +7,10 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { AppKeyRequestStore } from './access/app-key-store.js';
+import { AppKeyRequests } from './access/app-keys.js';
+import { CameraTokens } from './access/camera-tokens.js';
+import { InstallSecret } from './access/install-secret.js';
 import { KeyStore } from './access/key-store.js';
 import { KeyService } from './access/keys.js';
 import { resolveAccess } from './access/settings.js';
@@ -84,6 +88,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (access.warning) logger.warn(access.warning);
   const db = await openJobDatabase(dataDir);
   const keys = new KeyService(new KeyStore(db));
+  const appKeys = new AppKeyRequests(new AppKeyRequestStore(db), keys);
+  const installSecret = await InstallSecret.open(db);
+  const cameraTokens = new CameraTokens(db, installSecret);
   const files = new StoredFiles(new FileStore(db), dataDir, join(dataDir, 'uploads'));
   const designs = new DesignWorkers({ limits: designLimits(config.server) });
   const store = new JobStore(db);
@@ -209,6 +216,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       events,
       maxUploadBytes,
       keys,
+      appKeys,
+      cameraTokens,
+      installSecret,
       access,
       files,
       submit,

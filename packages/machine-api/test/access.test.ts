@@ -123,6 +123,24 @@ const ROUTES: RouteCase[] = [
     body: () => ({ headers: { 'content-type': 'application/json' }, body: '{"name":"x","scopes":["nope"]}' }),
   },
   { method: 'DELETE', path: '/keys/nobody', needs: 'admin', granted: 404 },
+  { method: 'GET', path: '/keys/requests', needs: 'admin', granted: 200 },
+  {
+    method: 'POST',
+    path: '/keys/requests/nope/approve',
+    needs: 'admin',
+    granted: 404,
+    body: json('{}'),
+  },
+  { method: 'POST', path: '/keys/requests/nope/deny', needs: 'admin', granted: 404 },
+  { method: 'GET', path: '/octoprint/sim/plugin/appkeys/probe', needs: 'open', granted: 204 },
+  {
+    method: 'POST',
+    path: '/octoprint/sim/plugin/appkeys/request',
+    needs: 'open',
+    granted: 400,
+    body: json('{"app": 42}'),
+  },
+  { method: 'GET', path: '/octoprint/sim/plugin/appkeys/request/nope', needs: 'open', granted: 404 },
   { method: 'GET', path: '/notifications/targets', needs: 'admin', granted: 200 },
   {
     method: 'POST',
@@ -232,6 +250,8 @@ describe('API keys with scopes', () => {
             .replace('/machines/sim', '/machines/{id}')
             .replace(/\/jobs\/[0-9a-f-]{36}/, '/jobs/{id}')
             .replace('/keys/nobody', '/keys/{name}')
+            .replace('/keys/requests/nope', '/keys/requests/{id}')
+            .replace('appkeys/request/nope', 'appkeys/request/{token}')
             .replace('/notifications/targets/nope', '/notifications/targets/{id}')
             .replace('/octoprint/sim/', '/octoprint/{target}/')
             .replace('files/local/nothing.gcode', 'files/local/{*}')
@@ -253,7 +273,7 @@ describe('API keys with scopes', () => {
         expect(res.status, `${route.method} ${route.path} with ${credential}`).toBe(
           expectedStatus(route, credential),
         );
-        if (isOctoPrint(route) && res.status >= 400) {
+        if (isOctoPrint(route) && route.needs !== 'open' && res.status >= 400) {
           const message = (res.body as { error: string }).error;
           if (credential === 'none') {
             expect(message).toBe('an API key is required: send it as X-Api-Key or Authorization: Bearer');

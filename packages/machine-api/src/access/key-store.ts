@@ -45,6 +45,12 @@ export class KeyStore {
     return rows.map(toRow);
   }
 
+  /** Deletes the key with this id (an app key approved but never fetched); false when there was none. */
+  async deleteByKeyId(keyId: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('api_keys').where('key_id', '=', keyId).executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+
   /** Deletes the key; false when there was none by that name. */
   async delete(name: string): Promise<boolean> {
     const result = await this.db.deleteFrom('api_keys').where('name', '=', name).executeTakeFirst();

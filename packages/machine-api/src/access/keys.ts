@@ -6,7 +6,7 @@
  */
 
 import { BadRequest, Conflict, NotFound } from '../errors.js';
-import { generateKey, parseKey, secretMatches } from './key-secret.js';
+import { generateKey, type NewKeySecret, parseKey, secretMatches } from './key-secret.js';
 import type { KeyStore } from './key-store.js';
 import { type Actor, parseScopes, type Scope } from './scopes.js';
 
@@ -49,6 +49,33 @@ export class KeyService {
     });
     if (!inserted) throw new Conflict(`a key named "${name}" already exists; revoke it first`);
     return { name, scopes, createdAt, key: secret.text };
+  }
+
+  /**
+   * Stores a key whose secret was made earlier (the app-key flow hands the text to the app later), under
+   * `baseName` or, when that is taken, `baseName-2`, `-3`…: an app asking twice gets two keys, each
+   * revocable on its own.
+   */
+  async adopt(secret: NewKeySecret, baseName: string, scopes: readonly Scope[]): Promise<KeyInfo> {
+    const createdAt = new Date().toISOString();
+    for (let attempt = 1; attempt <= 100; attempt++) {
+      const suffix = attempt === 1 ? '' : `-${attempt}`;
+      const name = `${baseName.slice(0, 64 - suffix.length)}${suffix}`;
+      const inserted = await this.store.insert({
+        name,
+        keyId: secret.id,
+        secretHash: secret.hash,
+        scopes: [...scopes],
+        createdAt,
+      });
+      if (inserted) return { name, scopes: [...scopes], createdAt };
+    }
+    throw new Conflict(`too many keys are named after "${baseName}"; revoke some first`);
+  }
+
+  /** Removes the key with this id, if any (an approved app key that was never fetched). */
+  async revokeKeyId(keyId: string): Promise<void> {
+    await this.store.deleteByKeyId(keyId);
   }
 
   async list(): Promise<KeyInfo[]> {

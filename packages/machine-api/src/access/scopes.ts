@@ -67,6 +67,17 @@ const OCTOPRINT_HANDSHAKE = new Set([
   'api/login',
 ]);
 
+/**
+ * OctoPrint endpoints an app calls before it has a key: the Application Keys flow (the token in the
+ * polling URL is what the app holds) and the push channel (it authenticates with a session inside).
+ */
+const OCTOPRINT_OPEN = new Set([
+  'plugin/appkeys/probe',
+  'plugin/appkeys/request',
+  'plugin/appkeys/request/:token',
+  'sockjs/websocket',
+]);
+
 /** Writes, by route; anything not listed here needs `admin` (fail closed for routes nobody classified). */
 const WRITES: Record<string, Rule> = {
   'POST /print': scope('print'),
@@ -99,6 +110,8 @@ export interface RuleOptions {
 export function ruleFor(method: string, route: string | undefined, options: RuleOptions): Rule | undefined {
   if (route === undefined) return undefined;
   if (method === 'OPTIONS') return OPEN;
+  const octoprintPath = /^\/octoprint\/:target\/(.+)$/.exec(route)?.[1];
+  if (octoprintPath !== undefined && OCTOPRINT_OPEN.has(octoprintPath)) return OPEN;
   const read = method === 'GET' || method === 'HEAD';
   if (read) {
     if (route === '/' || route === '/ping') return OPEN;
@@ -108,12 +121,10 @@ export function ruleFor(method: string, route: string | undefined, options: Rule
     if (route.startsWith('/keys')) return scope('admin');
     // Targets hold chat ids, addresses and URLs; the log shows what went where: both are the admin's.
     if (route.startsWith('/notifications')) return scope('admin');
-    const octoprint = /^\/octoprint\/:target\/(.+)$/.exec(route);
-    if (octoprint && OCTOPRINT_HANDSHAKE.has(octoprint[1] ?? '')) return KEY;
+    if (octoprintPath !== undefined && OCTOPRINT_HANDSHAKE.has(octoprintPath)) return KEY;
     return scope('read');
   }
-  const octoprintHandshake = /^\/octoprint\/:target\/(.+)$/.exec(route);
-  if (method === 'POST' && octoprintHandshake && OCTOPRINT_HANDSHAKE.has(octoprintHandshake[1] ?? '')) {
+  if (method === 'POST' && octoprintPath !== undefined && OCTOPRINT_HANDSHAKE.has(octoprintPath)) {
     return KEY;
   }
   return WRITES[`${method} ${route}`] ?? scope('admin');

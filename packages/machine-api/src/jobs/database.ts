@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Generated, Kysely, type Migration, Migrator, SqliteDialect, sql } from 'kysely';
+import { type AccessTables, accessMigration } from '../access/tables.js';
 import { type NotifyTables, notifyMigration } from '../notify/tables.js';
 
 export interface JobsTable {
@@ -72,7 +73,7 @@ export interface StoredFilesTable {
   created_at: string;
 }
 
-export interface JobDatabase extends NotifyTables {
+export interface JobDatabase extends NotifyTables, AccessTables {
   jobs: JobsTable;
   api_keys: ApiKeysTable;
   stored_files: StoredFilesTable;
@@ -189,6 +190,7 @@ const migrations: Record<string, Migration> = {
     },
   },
   '030_notifications': notifyMigration,
+  '031_app_keys_and_camera_tokens': accessMigration,
 };
 
 /** Opens (creating if needed) `<dataDir>/machine-api.sqlite` and brings its schema up to date. */

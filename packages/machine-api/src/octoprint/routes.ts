@@ -6,6 +6,7 @@
  */
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { appKeyRoutes } from './routes/appkeys.js';
 import { fileRoutes } from './routes/files.js';
 import { handshakeRoutes } from './routes/handshake.js';
 import { printerRoutes } from './routes/printer.js';
@@ -18,4 +19,5 @@ export const octoPrintRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = asyn
   await app.register(handshakeRoutes, context);
   await app.register(printerRoutes, context);
   await app.register(fileRoutes, context);
+  await app.register(appKeyRoutes, context);
 };

@@ -171,7 +171,33 @@ export const StoredFileInfo = Type.Object(
   { $id: 'StoredFile', description: 'A file uploaded from a slicer without printing, kept for later.' },
 );
 
+export const AppKeyRequestBody = Type.Object(
+  {
+    app: Type.String({ maxLength: 100, description: 'The application asking; its key is named after it.' }),
+    user: Type.Optional(
+      Type.String({ maxLength: 100, description: 'The user the app asks for; shown to the administrator.' }),
+    ),
+  },
+  { $id: 'AppKeyRequestBody', description: '`POST plugin/appkeys/request`, as OctoPrint apps send it.' },
+);
+
+export const AppKeyRequestCreated = Type.Object(
+  { app_token: Type.String({ description: 'The polling token, also the last segment of `Location`.' }) },
+  { $id: 'AppKeyRequestCreated', description: 'A key request recorded; poll `Location` for the decision.' },
+);
+
+export const AppKeyDecision = Type.Object(
+  {
+    api_key: Type.Optional(Type.String({ description: 'The key, once approved (200); handed out once.' })),
+    message: Type.Optional(Type.String({ description: '"Awaiting decision" while pending (202).' })),
+  },
+  { $id: 'AppKeyDecision', description: '`GET plugin/appkeys/request/{token}`.' },
+);
+
 export const octoPrintSchemas = [
+  AppKeyRequestBody,
+  AppKeyRequestCreated,
+  AppKeyDecision,
   OctoPrintError,
   OctoPrintVersion,
   OctoPrintServer,

@@ -129,6 +129,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     await uploads.register(queueRoutes, { context });
     await uploads.register(octoPrintRoutes, {
       machines: context.machines,
+      appKeys: context.appKeys,
       statusTimeoutMs: context.statusTimeoutMs,
       files: context.files,
       submit: context.submit,

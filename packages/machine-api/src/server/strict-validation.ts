@@ -6,7 +6,9 @@
 
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
+import { octoPrintSchemas } from '../octoprint/schemas.js';
 import { sharedSchemas } from './schemas/index.js';
+import { keySchemas } from './schemas/keys.js';
 import { validationSchema } from './schemas/refs.js';
 
 /**
@@ -21,7 +23,7 @@ function strictAjv(): Ajv {
   // OpenAPI's numeric formats are documentation; the JSON types and minimums carry the checks.
   for (const format of ['uint', 'double', 'binary', 'date-time', 'uuid']) ajv.addFormat(format, true);
   // The shared schemas, so that `$ref`s to them resolve as in Fastify's own validator.
-  for (const schema of sharedSchemas) {
+  for (const schema of [...sharedSchemas, ...keySchemas, ...octoPrintSchemas]) {
     ajv.addSchema(validationSchema(schema) as object, (schema as unknown as { $id: string }).$id);
   }
   instance = ajv;

@@ -9,6 +9,9 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { TSchema } from 'typebox';
+import type { AppKeyRequests } from '../access/app-keys.js';
+import type { CameraTokens } from '../access/camera-tokens.js';
+import type { InstallSecret } from '../access/install-secret.js';
 import type { KeyService } from '../access/keys.js';
 import type { JobPhotos } from '../cameras/job-photos.js';
 import type { CameraService } from '../cameras/service.js';
@@ -44,6 +47,12 @@ export interface ServerContext {
   /** Largest accepted `file` part of `POST /print`, in bytes. */
   maxUploadBytes: number;
   keys: KeyService;
+  /** Keys apps ask for through OctoPrint's Application Keys flow. */
+  appKeys: AppKeyRequests;
+  /** The tokens in the camera URLs handed to OctoPrint clients. */
+  cameraTokens: CameraTokens;
+  /** Where per-install stable ids (OctoPrint `upnpUuid`) come from. */
+  installSecret: InstallSecret;
   /** Notification targets, the test message and the delivery log. */
   notifications: NotificationService;
   /** Files uploaded from slicers for a later print. */

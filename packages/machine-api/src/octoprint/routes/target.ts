@@ -1,6 +1,7 @@
 /** What the OctoPrint routes share: the target of a request, its status, and the operation schema. */
 
 import { type TSchema, Type } from 'typebox';
+import type { AppKeyRequests } from '../../access/app-keys.js';
 import type { MachineStatus } from '../../machines/machine.js';
 import type { MachineRegistry } from '../../machines/registry.js';
 import { ref } from '../../server/schemas/refs.js';
@@ -11,6 +12,8 @@ import type { StoredFiles, SubmitPrint } from '../stored-files.js';
 
 export interface OctoPrintContext {
   machines: MachineRegistry;
+  /** The Application Keys flow (`plugin/appkeys/…`). */
+  appKeys: AppKeyRequests;
   statusTimeoutMs: number;
   files: StoredFiles;
   submit: SubmitPrint;

@@ -1,13 +1,25 @@
-/** `GET /keys`, `POST /keys`, `DELETE /keys/{name}`: managing API keys over HTTP (`admin` scope). */
+/**
+ * `GET /keys`, `POST /keys`, `DELETE /keys/{name}`: managing API keys over HTTP (`admin` scope); and the
+ * decisions on keys apps asked for through OctoPrint's Application Keys flow (`/keys/requests`).
+ */
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ApiKey, CreatedApiKey, KeyNameParams, NewApiKey } from '../schemas/keys.js';
+import {
+  ApiKey,
+  AppKeyApproval,
+  AppKeyRequestInfo,
+  AppKeyRequestParams,
+  CreatedApiKey,
+  KeyNameParams,
+  NewApiKey,
+} from '../schemas/keys.js';
 import { ref } from '../schemas/refs.js';
+import { strictValidatorCompiler } from '../strict-validation.js';
 import { errorResponses, ok, type RouteOptions } from '../types.js';
 
 export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
-  const { keys } = context;
+  const { keys, appKeys } = context;
 
   app.get(
     '/keys',
@@ -59,6 +71,67 @@ export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
     },
     async (request, reply) => {
       await keys.revoke(request.params.name);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/keys/requests',
+    {
+      schema: {
+        operationId: 'list_key_requests',
+        summary: 'Apps waiting for an API key (OctoPrint Application Keys flow), oldest first.',
+        tags: ['access'],
+        response: {
+          200: ok(Type.Array(ref(AppKeyRequestInfo), { title: 'Array_of_AppKeyRequest' })),
+          ...errorResponses,
+        },
+      },
+    },
+    async () =>
+      (await appKeys.list()).map((request) => ({
+        id: request.id,
+        app: request.app,
+        user: request.user,
+        machine_id: request.machineId,
+        created_at: request.createdAt,
+        expires_at: request.expiresAt,
+      })),
+  );
+
+  app.post(
+    '/keys/requests/:id/approve',
+    {
+      schema: {
+        operationId: 'approve_key_request',
+        summary:
+          "Approve an app's key request: creates a key named after the app (default scopes `read`, `control`), which the app's next poll receives. 404 unless pending.",
+        tags: ['access'],
+        params: AppKeyRequestParams,
+        body: ref(AppKeyApproval),
+        response: { 200: ok(ref(ApiKey)), ...errorResponses },
+      },
+      validatorCompiler: strictValidatorCompiler,
+    },
+    async (request) => {
+      const key = await appKeys.approve(request.params.id, request.body.scopes);
+      return { name: key.name, scopes: key.scopes, created_at: key.createdAt };
+    },
+  );
+
+  app.post(
+    '/keys/requests/:id/deny',
+    {
+      schema: {
+        operationId: 'deny_key_request',
+        summary: "Deny an app's key request; its next poll gets 404. 404 unless pending.",
+        tags: ['access'],
+        params: AppKeyRequestParams,
+        response: { 204: { description: 'denied' }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      await appKeys.deny(request.params.id);
       return reply.code(204).send();
     },
   );

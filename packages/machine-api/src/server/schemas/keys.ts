@@ -52,6 +52,38 @@ export const CreatedApiKey = Type.Object(
   { $id: 'CreatedApiKey', description: 'A newly created API key, with its secret.' },
 );
 
+export const AppKeyRequestInfo = Type.Object(
+  {
+    id: Type.String({ description: 'Id of the request, for approve and deny.' }),
+    app: Type.String({ description: 'The application asking (its key will be named after it).' }),
+    user: Type.Unsafe<string | null>({
+      type: 'string',
+      nullable: true,
+      description: 'The user the app said it asks for; a label only.',
+    }),
+    machine_id: Type.String({ description: 'The OctoPrint base it asked through (`queue` for the queue).' }),
+    created_at: Type.String({ format: 'date-time' }),
+    expires_at: Type.String({
+      format: 'date-time',
+      description: 'Undecided by then, the request ends; approved, the app must fetch its key by then.',
+    }),
+  },
+  { $id: 'AppKeyRequest', description: 'An app waiting for an API key (OctoPrint Application Keys flow).' },
+);
+
+export const AppKeyApproval = Type.Object(
+  {
+    scopes: Type.Optional({
+      ...scopeList,
+      description:
+        'What the key may do; default `read` and `control` (what Home Assistant and the apps use).',
+    }),
+  },
+  { $id: 'AppKeyApproval', description: 'The approval of an app key request.', additionalProperties: false },
+);
+
+export const AppKeyRequestParams = Type.Object({ id: Type.String({ description: 'The request id.' }) });
+
 export const KeyNameParams = Type.Object({ name: Type.String({ description: 'The key name.' }) });
 
-export const keySchemas = [ApiKeyScope, ApiKey, NewApiKey, CreatedApiKey];
+export const keySchemas = [ApiKeyScope, ApiKey, NewApiKey, CreatedApiKey, AppKeyRequestInfo, AppKeyApproval];

@@ -1,6 +1,8 @@
 /**
  * `/ui/keys` (admin scope): the service's API keys: create one (its secret is shown here once and never
- * again), list them, revoke one. Without the admin scope the service answers 403 and the page says so.
+ * again), list them, revoke one; and the apps asking for a key through OctoPrint's Application Keys flow
+ * (Home Assistant, OctoPod, OctoApp), to approve or deny. Without the admin scope the service answers 403
+ * and the page says so.
  */
 
 import { useEffect, useState } from 'preact/hooks';
@@ -12,6 +14,10 @@ import { useTitle } from '../title';
 type Scope = Schemas['ApiKeyScope'];
 type ApiKey = Schemas['ApiKey'];
 type CreatedKey = Schemas['CreatedApiKey'];
+type KeyRequest = Schemas['AppKeyRequest'];
+
+/** How often the page looks for new app requests while it is open (an app polls for about a minute). */
+const REQUESTS_REFRESH_MS = 3000;
 
 const SCOPES: { scope: Scope; what: string }[] = [
   { scope: 'read', what: 'see machines, jobs and events' },
@@ -28,6 +34,7 @@ export function Keys() {
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['read']);
   const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [requests, setRequests] = useState<KeyRequest[]>([]);
 
   const reload = () =>
     must(api.GET('/keys')).then(
@@ -37,9 +44,25 @@ export function Keys() {
       },
       (e) => setError(errorText(e)),
     );
+  const reloadRequests = () => must(api.GET('/keys/requests')).then(setRequests, () => setRequests([]));
   useEffect(() => {
     void reload();
+    void reloadRequests();
+    const timer = setInterval(() => void reloadRequests(), REQUESTS_REFRESH_MS);
+    return () => clearInterval(timer);
   }, []);
+
+  const decide = async (id: string, approve: boolean) => {
+    setError(null);
+    try {
+      const path = { params: { path: { id } } };
+      if (approve) await must(api.POST('/keys/requests/{id}/approve', { ...path, body: {} }));
+      else await must(api.POST('/keys/requests/{id}/deny', path));
+      await Promise.all([reload(), reloadRequests()]);
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
 
   const create = async (event: Event) => {
     event.preventDefault();
@@ -83,6 +106,27 @@ export function Keys() {
             {created.key}
           </p>
         </div>
+      )}
+      {requests.length > 0 && (
+        <section aria-labelledby="requests-title" class="notice">
+          <h2 id="requests-title">Apps asking for a key</h2>
+          <p>Approving gives the app a key named after it, with the read and control scopes.</p>
+          <ul class="stack">
+            {requests.map((request) => (
+              <li key={request.id} data-request={request.id}>
+                <strong>{request.app}</strong>
+                {request.user ? ` for ${request.user}` : ''} on <code>{request.machine_id}</code>, asked{' '}
+                {when(request.created_at)}{' '}
+                <button type="button" class="primary" onClick={() => decide(request.id, true)}>
+                  Approve
+                </button>{' '}
+                <button type="button" class="danger" onClick={() => decide(request.id, false)}>
+                  Deny
+                </button>
+              </li>
+            ))}
+          </ul>
+        </section>
       )}
       <form class="stack" onSubmit={create}>
         <h2>New key</h2>

@@ -92,6 +92,40 @@ describe('repository listings with a repository-scoped token', () => {
     }
   });
 
+  it("the owner's activity feed and heatmap show and count only the listed repositories' activity", async () => {
+    const full = await forge.createToken(owner, ['read:repository', 'read:user', 'read:organization']);
+    const listed = new Set(fullNames([...listedMine, ...listedOrg]));
+    type Row = { id: number; repo: { full_name: string } | null };
+    const feed = `/users/${owner.username}/activities/feeds?only-performed-by=true&limit=50`;
+    const everything: Row[] = (await forge.request('GET', feed, { token: full })).body;
+    const expected = everything.filter((row) => row.repo && listed.has(row.repo.full_name));
+    // Creating each repository is an activity of the owner: some in listed ones, more in others.
+    expect(expected.length).toBe(listed.size);
+    expect(everything.length).toBeGreaterThan(expected.length);
+
+    const first = await forge.request('GET', `${feed.replace('limit=50', 'limit=4')}&page=1`, {
+      token: scoped,
+    });
+    const second = await forge.request('GET', `${feed.replace('limit=50', 'limit=4')}&page=2`, {
+      token: scoped,
+    });
+    for (const res of [first, second]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-total-count')).toBe(String(expected.length));
+    }
+    expect([...first.body, ...second.body].map((row: Row) => row.id)).toEqual(expected.map((row) => row.id));
+
+    type Bucket = { contributions: number };
+    const sum = (buckets: Bucket[]) => buckets.reduce((total, bucket) => total + bucket.contributions, 0);
+    const heatmap = `/users/${owner.username}/heatmap`;
+    expect(sum((await forge.request('GET', heatmap, { token: full })).body)).toBe(everything.length);
+    // Twice: the heatmap cache keeps one answer per credential's repositories.
+    for (let round = 0; round < 2; round++) {
+      expect(sum((await forge.request('GET', heatmap, { token: scoped })).body)).toBe(expected.length);
+      expect(sum((await forge.request('GET', heatmap, { token: full })).body)).toBe(everything.length);
+    }
+  });
+
   it('the same listings with an unscoped token of the same owner count every repository', async () => {
     const full = await forge.createToken(owner, ['read:repository', 'read:user', 'read:organization']);
     const totals = await Promise.all(

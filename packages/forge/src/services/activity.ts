@@ -12,6 +12,7 @@ import {
 import { type ActionRow, type UserRow, UserType } from '../store/schema.js';
 import { nowUnix, type ServiceContext } from './context.js';
 import { type RepositoryView, repositoryViewsById } from './repo-views.js';
+import type { TokenRepositories } from './token-repositories.js';
 import { usersForRows } from './users.js';
 
 const YEAR_SECONDS = 365 * 24 * 60 * 60;
@@ -32,17 +33,24 @@ function viewerFilter(target: UserRow, viewer: UserRow | null): ActionViewer | n
 
 const EMPTY_HEATMAP = Buffer.from('[]');
 
+/** A repository-scoped token sees (and counts) only its repositories' activity, as in its listings. */
+function onlyRepoIdsOf(repositories: TokenRepositories): number[] | undefined {
+  return repositories === null ? undefined : [...repositories].sort((a, b) => a - b);
+}
+
 /**
  * Gitea's `GetUserHeatmapDataByUser`: the user's own actions of the last 365 days in 15-minute UTC
  * buckets (an organization counts every row of its feed); empty when activity is private to the viewer.
  * Answers the JSON text (`HeatmapSchema`). The buckets wholly inside the window come from the heatmap
  * cache while the activity generations and the window's first whole bucket are those it was built
  * under (see cache/heatmap-cache.ts); the bucket the window starts inside is counted on every request.
+ * A repository-scoped token (`repositories`) counts only its repositories' rows.
  */
 export async function userHeatmapJson(
   ctx: ServiceContext,
   target: UserRow,
   viewer: UserRow | null,
+  repositories: TokenRepositories,
   now = nowUnix(),
 ): Promise<Buffer> {
   if (target.keep_activity_private && !selfOrAdmin(target, viewer)) return EMPTY_HEATMAP;
@@ -51,13 +59,16 @@ export async function userHeatmapJson(
     performedByUser: target.type !== UserType.Organization,
     since: now - YEAR_SECONDS,
     viewer: viewerFilter(target, viewer),
+    onlyRepoIds: onlyRepoIdsOf(repositories),
   };
   const window = heatmapWindow(filter.since);
   const cache = heatmapCache(ctx.db, ctx.config);
   // Everything the viewer conditions depend on besides the generations' tables: who reads, as what.
-  const key = filter.viewer
-    ? `${target.id}:${target.type}:${filter.viewer.viewerId ?? ''}:${filter.viewer.restricted ? 'r' : ''}`
-    : `${target.id}:${target.type}:all`;
+  const key = `${
+    filter.viewer
+      ? `${target.id}:${target.type}:${filter.viewer.viewerId ?? ''}:${filter.viewer.restricted ? 'r' : ''}`
+      : `${target.id}:${target.type}:all`
+  }:${filter.onlyRepoIds?.join(',') ?? '*'}`;
   // Read before the buckets: a write committed in between shows as a newer generation next time.
   const tag = `${await activityGenerations(ctx.db, target.id)}:${window.whole}`;
   let body = cache.get(key, tag);
@@ -83,13 +94,19 @@ export function dayRange(date: string | undefined): [number, number] | undefined
 
 /**
  * Gitea's `ListUserActivityFeeds`: the user's received feed, newest first. Private activity is included
- * only for the user themself and site admins; `onlyPerformedBy` keeps the user's own acts.
+ * only for the user themself and site admins; `onlyPerformedBy` keeps the user's own acts. A
+ * repository-scoped token (`repositories`) sees and counts only its repositories' rows.
  */
 export async function userFeed(
   ctx: ServiceContext,
   target: UserRow,
   viewer: UserRow | null,
-  options: { onlyPerformedBy: boolean; date?: string; page: { offset: number; limit: number } },
+  options: {
+    onlyPerformedBy: boolean;
+    date?: string;
+    repositories: TokenRepositories;
+    page: { offset: number; limit: number };
+  },
 ): Promise<{
   rows: ActionRow[];
   total: number;
@@ -105,6 +122,7 @@ export async function userFeed(
     includePrivate: privileged,
     viewer: privileged ? null : viewerFilter(target, viewer),
     between: dayRange(options.date),
+    onlyRepoIds: onlyRepoIdsOf(options.repositories),
     offset: options.page.offset,
     limit: options.page.limit,
   });

@@ -94,6 +94,15 @@ function viewerValues(viewer: ActionViewer | null): [number, number] {
   return [viewer?.viewerId ?? 0, viewer?.requestedId ?? 0];
 }
 
+/**
+ * A repository-scoped token's repositories as one statement value: rows of other repositories (and rows
+ * of none) are left out of the rows and of the counts alike. An empty list stands in as [-1] (no such
+ * id), so `IN` always has an element; the list's length is part of the compiled statement's key.
+ */
+function repoIdsValue(onlyRepoIds: readonly number[] | undefined): number[] {
+  return onlyRepoIds?.length ? [...onlyRepoIds] : [-1];
+}
+
 /** Width of a heatmap bucket: Gitea groups contributions by `created_unix / 900 * 900`. */
 const BUCKET_SECONDS = 900;
 
@@ -104,6 +113,8 @@ export interface HeatmapFilter {
   /** Count rows created after this unix second. */
   since: number;
   viewer: ActionViewer | null;
+  /** Only rows of these repositories (a repository-scoped token's); undefined: no such limit. */
+  onlyRepoIds?: readonly number[];
 }
 
 /** The window of a heatmap counting rows created after `since`, in 15-minute buckets. */
@@ -141,15 +152,31 @@ export async function heatmapWholeBuckets(
   filter: HeatmapFilter,
   window: HeatmapWindow,
 ): Promise<Array<{ timestamp: number; contributions: number }>> {
-  const rows = await wholeBuckets(db, filter, filter.userId, ...viewerValues(filter.viewer), window.whole);
+  const rows = await wholeBuckets(
+    db,
+    filter,
+    filter.userId,
+    ...viewerValues(filter.viewer),
+    window.whole,
+    repoIdsValue(filter.onlyRepoIds),
+  );
   return rows.map((r) => ({ timestamp: Number(r.timestamp), contributions: Number(r.contributions) }));
 }
 
-type HeatmapShape = Pick<HeatmapFilter, 'performedByUser' | 'viewer'>;
-const heatmapShapeKey = (shape: HeatmapShape) => `${shape.performedByUser}|${viewerShapeKey(shape.viewer)}`;
+type HeatmapShape = Pick<HeatmapFilter, 'performedByUser' | 'viewer' | 'onlyRepoIds'>;
+const heatmapShapeKey = (shape: HeatmapShape) =>
+  `${shape.performedByUser}|${viewerShapeKey(shape.viewer)}|${shape.onlyRepoIds !== undefined}`;
 
 const wholeBuckets = compiledShapedQuery(
-  (db, shape: HeatmapShape, userId: number, viewerId: number, requestedId: number, whole: number) => {
+  (
+    db,
+    shape: HeatmapShape,
+    userId: number,
+    viewerId: number,
+    requestedId: number,
+    whole: number,
+    repoIds: number[],
+  ) => {
     let buckets = db
       .selectFrom('action_heatmap')
       .select([
@@ -159,6 +186,7 @@ const wholeBuckets = compiledShapedQuery(
       .where('action_heatmap.user_id', '=', userId)
       .where('action_heatmap.bucket', '>=', whole);
     if (shape.performedByUser) buckets = buckets.where('action_heatmap.act_user_id', '=', userId);
+    if (shape.onlyRepoIds) buckets = buckets.where('action_heatmap.repo_id', 'in', repoIds);
     if (shape.viewer) {
       buckets = buckets.where(
         viewerCondition('action_heatmap', viewerWith(shape.viewer, viewerId, requestedId)),
@@ -186,6 +214,7 @@ export async function heatmapHeadCount(
     ...viewerValues(filter.viewer),
     window.first,
     window.whole,
+    repoIdsValue(filter.onlyRepoIds),
   );
   return Number(row?.n ?? 0);
 }
@@ -199,6 +228,7 @@ const headCount = compiledShapedQuery(
     requestedId: number,
     first: number,
     whole: number,
+    repoIds: number[],
   ) => {
     let partial = db
       .selectFrom('action')
@@ -207,6 +237,7 @@ const headCount = compiledShapedQuery(
       .where('action.created_unix', '>=', first)
       .where('action.created_unix', '<', whole);
     if (shape.performedByUser) partial = partial.where('action.act_user_id', '=', userId);
+    if (shape.onlyRepoIds) partial = partial.where('action.repo_id', 'in', repoIds);
     if (shape.viewer) {
       partial = partial.where(viewerCondition('action', viewerWith(shape.viewer, viewerId, requestedId)));
     }
@@ -245,6 +276,8 @@ export interface FeedFilter {
   viewer: ActionViewer | null;
   /** Inclusive unix-second range of one day, when `date` was given. */
   between?: [number, number];
+  /** Only rows of these repositories (a repository-scoped token's); undefined: no such limit. */
+  onlyRepoIds?: readonly number[];
   offset: number;
   limit: number;
 }
@@ -263,7 +296,13 @@ export interface FeedFilter {
  */
 export async function listFeed(db: Db, filter: FeedFilter): Promise<{ rows: ActionRow[]; total: number }> {
   const [from, to] = filter.between ?? [0, 0];
-  const values = [filter.userId, ...viewerValues(filter.viewer), from, to] as const;
+  const values = [
+    filter.userId,
+    ...viewerValues(filter.viewer),
+    from,
+    to,
+    repoIdsValue(filter.onlyRepoIds),
+  ] as const;
   const page = await feedPage(db, filter, ...values, filter.offset, filter.limit);
   const first = page[0];
   if (first === undefined) {
@@ -277,17 +316,32 @@ export async function listFeed(db: Db, filter: FeedFilter): Promise<{ rows: Acti
   return { rows, total: Number(first.page_total ?? 0) };
 }
 
-type FeedShape = Pick<FeedFilter, 'onlyPerformedBy' | 'includePrivate' | 'viewer' | 'between'>;
+type FeedShape = Pick<
+  FeedFilter,
+  'onlyPerformedBy' | 'includePrivate' | 'viewer' | 'between' | 'onlyRepoIds'
+>;
 const feedShapeKey = (shape: FeedShape) =>
-  `${shape.onlyPerformedBy}|${shape.includePrivate}|${viewerShapeKey(shape.viewer)}|${shape.between !== undefined}`;
+  `${shape.onlyPerformedBy}|${shape.includePrivate}|${viewerShapeKey(shape.viewer)}|${shape.between !== undefined}|${shape.onlyRepoIds !== undefined}`;
 
 /** A feed query's values, in the order its compiled SQL takes them (see compiledShapedQuery). */
-type FeedValues = [userId: number, viewerId: number, requestedId: number, from: number, to: number];
+type FeedValues = [
+  userId: number,
+  viewerId: number,
+  requestedId: number,
+  from: number,
+  to: number,
+  repoIds: number[],
+];
 
 /** The feed rows `shape` lets through, of one day (`from`..`to`, inclusive) when it has `between`. */
-function feedRows(db: Db, shape: FeedShape, ...[userId, viewerId, requestedId, from, to]: FeedValues) {
+function feedRows(
+  db: Db,
+  shape: FeedShape,
+  ...[userId, viewerId, requestedId, from, to, repoIds]: FeedValues
+) {
   let query = db.selectFrom('action').where('action.user_id', '=', userId).where('action.is_deleted', '=', 0);
   if (shape.onlyPerformedBy) query = query.where('action.act_user_id', '=', userId);
+  if (shape.onlyRepoIds) query = query.where('action.repo_id', 'in', repoIds);
   if (!shape.includePrivate) query = query.where('action.is_private', '=', 0);
   if (shape.viewer)
     query = query.where(viewerCondition('action', viewerWith(shape.viewer, viewerId, requestedId)));
@@ -301,14 +355,14 @@ const feedPage = compiledShapedQuery(
   (
     db,
     shape: FeedShape,
-    ...[userId, viewerId, requestedId, from, to, offset, limit]: [...FeedValues, number, number]
+    ...[userId, viewerId, requestedId, from, to, repoIds, offset, limit]: [...FeedValues, number, number]
   ) =>
-    feedRows(db, shape, userId, viewerId, requestedId, from, to)
+    feedRows(db, shape, userId, viewerId, requestedId, from, to, repoIds)
       .selectAll('action')
       .select(() =>
         (shape.between
-          ? feedDayCountQuery(db, shape, userId, viewerId, requestedId, from, to)
-          : feedCountQuery(db, shape, userId, viewerId, requestedId)
+          ? feedDayCountQuery(db, shape, userId, viewerId, requestedId, from, to, repoIds)
+          : feedCountQuery(db, shape, userId, viewerId, requestedId, repoIds)
         ).as('page_total'),
       )
       .orderBy('action.created_unix', 'desc')
@@ -327,18 +381,32 @@ const feedDayCount = compiledShapedQuery(feedDayCountQuery, feedShapeKey);
 
 /** The number of rows of a user's whole feed the filter lets through, summed from the counts. */
 async function feedTotal(db: Db, filter: FeedFilter): Promise<number> {
-  const [row] = await feedCount(db, filter, filter.userId, ...viewerValues(filter.viewer));
+  const [row] = await feedCount(
+    db,
+    filter,
+    filter.userId,
+    ...viewerValues(filter.viewer),
+    repoIdsValue(filter.onlyRepoIds),
+  );
   // SUM over no rows is NULL.
   return Number(row?.n ?? 0);
 }
 
 /** The rows of the whole feed `shape` lets through, summed from the triggers' counts. */
-function feedCountQuery(db: Db, shape: FeedShape, userId: number, viewerId: number, requestedId: number) {
+function feedCountQuery(
+  db: Db,
+  shape: FeedShape,
+  userId: number,
+  viewerId: number,
+  requestedId: number,
+  repoIds: number[],
+) {
   let query = db
     .selectFrom('action_feed_count')
     .select((eb) => eb.fn.sum<number>('action_feed_count.total').as('n'))
     .where('action_feed_count.user_id', '=', userId);
   if (shape.onlyPerformedBy) query = query.where('action_feed_count.act_user_id', '=', userId);
+  if (shape.onlyRepoIds) query = query.where('action_feed_count.repo_id', 'in', repoIds);
   if (!shape.includePrivate) query = query.where('action_feed_count.is_private', '=', 0);
   if (shape.viewer) {
     query = query.where(

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { strToU8, zipSync } from 'fflate';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { inspectDesign } from '../src/design/inspect.js';
 import { DEFAULT_DESIGN_LIMITS } from '../src/design/limits.js';
 import { DesignWorkers } from '../src/design/workers.js';
@@ -209,8 +209,8 @@ describe('design workers', () => {
       await writeFile(path, 'G28\nG1 X10 Y10 E1\n');
       const expected = { kind: 'gcode', triangles: null, size: null };
       expect(await workers.inspect(path, 'part.gcode')).toEqual(expected);
-      // Long past the idle limit of 0 ms: the first worker has been told to exit by now.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Past the idle limit of 0 ms the first worker exits.
+      await vi.waitFor(() => expect(workers.threadCount).toBe(0));
       expect(await workers.inspect(path, 'part.gcode')).toEqual(expected);
     } finally {
       await workers.close();

@@ -14,6 +14,7 @@ import { forEachLine, lineNumberAt } from './lines.js';
 import type { Measurement } from './measurement.js';
 import { measureObj } from './obj.js';
 import { measureAsciiStl, measureBinaryStl, STL_HEADER_BYTES, STL_TRIANGLE_BYTES } from './stl.js';
+import { measure3mf } from './threemf.js';
 
 export type DesignKind = 'stl' | '3mf' | 'obj' | 'gcode';
 
@@ -61,11 +62,8 @@ export async function inspectDesign(
       };
     case 'ascii-stl':
       return { ...mesh('stl', await measureAsciiStl(path, limits)), encoding: 'ascii' };
-    case '3mf': {
-      // The zip and XML readers load only for a 3MF: a worker measuring G-code or STL stays smaller.
-      const { measure3mf } = await import('./threemf.js');
+    case '3mf':
       return mesh('3mf', await measure3mf(path, limits));
-    }
     case 'obj':
       return mesh('obj', await measureObj(path, limits));
   }

@@ -7,7 +7,6 @@
  * attachments are never inflated, and the archive is held to the same limits as when it was measured.
  */
 
-import { pipeline } from 'node:stream/promises';
 import { InvalidDesign, ServiceError } from '../errors.js';
 import type { DesignLimits } from './limits.js';
 import { isModelPart } from './threemf.js';
@@ -40,16 +39,7 @@ export async function copy3mfWithoutSettings(
   try {
     checkZipLimits(archive, limits);
     for (const entry of archive.entries) {
-      if (!isCopied(entry.name)) continue;
-      const output = zip.entry(entry.name);
-      await pipeline(await archive.open(entry), async (chunks: AsyncIterable<Buffer>) => {
-        for await (const chunk of chunks) {
-          output.push(chunk);
-          await zip.flush();
-        }
-        output.push(new Uint8Array(0), true);
-        await zip.flush();
-      });
+      if (isCopied(entry.name)) zip.stream(entry.name, () => archive.open(entry));
     }
     await zip.close();
   } catch (error) {

@@ -6,9 +6,9 @@
 
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { parentPort } from 'node:worker_threads';
 import { ServiceError } from '../errors.js';
 import { inspectDesign } from './inspect.js';
+import { copy3mfWithoutSettings } from './threemf-settings.js';
 import type { WorkerReply, WorkerRequest } from './workers.js';
 
 /**
@@ -31,23 +31,18 @@ async function perform(request: WorkerRequest): Promise<unknown> {
   switch (request.task) {
     case 'inspect':
       return inspectDesign(request.path, request.fileName, request.limits, request.scanned);
-    case 'copy3mf': {
-      // Loaded on first use, like the 3MF reader in inspect.ts: most workers only measure G-code or STL.
-      const { copy3mfWithoutSettings } = await import('./threemf-settings.js');
+    case 'copy3mf':
       return copy3mfWithoutSettings(request.path, request.target, request.limits);
-    }
   }
 }
 
-parentPort?.on('message', (request: WorkerRequest) => {
-  perform(request).then(
-    (value) => parentPort?.postMessage({ ok: true, value } satisfies WorkerReply),
-    (error: unknown) => {
-      const reply: WorkerReply =
-        error instanceof ServiceError
-          ? { ok: false, status: error.statusCode, code: error.errorCode, message: error.message }
-          : { ok: false, status: 500, code: 'Internal', message: String((error as Error)?.stack ?? error) };
-      parentPort?.postMessage(reply);
-    },
-  );
-});
+/** The task piscina runs (workers.ts): domain errors come back as data, so their class survives the trip. */
+export default async function run(request: WorkerRequest): Promise<WorkerReply> {
+  try {
+    return { ok: true, value: await perform(request) };
+  } catch (error) {
+    return error instanceof ServiceError
+      ? { ok: false, status: error.statusCode, code: error.errorCode, message: error.message }
+      : { ok: false, status: 500, code: 'Internal', message: String((error as Error)?.stack ?? error) };
+  }
+}

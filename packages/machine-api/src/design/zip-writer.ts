@@ -1,70 +1,62 @@
 /**
- * Writes a zip file as a stream (fflate's `Zip` into a file), with backpressure, so packages of any size
- * are written without holding them in memory.
+ * Writes a zip file as a stream (yazl into a file): each entry's data is read only when the archive reaches
+ * it, so packages of any size are written without holding them in memory. yazl is the writing half of the
+ * zip library the service reads archives with (yauzl, zip-archive.ts).
  */
 
-import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { finished } from 'node:stream/promises';
-import { strToU8, Zip, ZipDeflate } from 'fflate';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ZipFile } from 'yazl';
 
 export class ZipFileWriter {
-  private readonly output: WriteStream;
-  private readonly zip: Zip;
-  private readonly ready: Uint8Array[] = [];
-  private failure: Error | null = null;
+  private readonly zip = new ZipFile();
+  private readonly output: Readable;
+  private readonly written: Promise<void>;
 
   constructor(private readonly path: string) {
-    this.output = createWriteStream(path);
-    // Without a listener a write error (disk full) would crash the process; it fails this zip instead.
-    this.output.on('error', (error) => {
-      this.failure ??= error;
-    });
-    this.zip = new Zip((error, chunk) => {
-      if (error) this.failure ??= error;
-      else this.ready.push(chunk);
-    });
-  }
-
-  /** Starts a deflated entry; push its data (ending with `final`), then `flush()` now and then. */
-  entry(name: string): ZipDeflate {
-    const entry = new ZipDeflate(name, { level: 6 });
-    this.zip.add(entry);
-    return entry;
+    this.output = this.zip.outputStream as Readable;
+    // yazl reports a failed entry (a source that cannot be read) on the ZipFile, not on its output.
+    const failed = new Promise<never>((_, reject) => this.zip.once('error', reject));
+    this.written = Promise.race([pipeline(this.output, createWriteStream(path)), failed]);
+    // Observed by close(); a zip given up with discard() has no one waiting for it.
+    this.written.catch(() => undefined);
   }
 
   /** Adds a whole text entry. */
   text(name: string, text: string): void {
-    this.entry(name).push(strToU8(text), true);
+    this.zip.addBuffer(Buffer.from(text, 'utf8'), name);
   }
 
-  /** Records an error from a producer; the next `flush` or `close` throws it. */
-  fail(error: Error): void {
-    this.failure ??= error;
+  /** Adds the file at `path` as the entry `name`. */
+  file(name: string, path: string): void {
+    this.zip.addFile(path, name);
   }
 
-  /** Writes what the zip has produced so far, waiting while the file is busy. */
-  async flush(): Promise<void> {
-    while (this.ready.length > 0) {
-      if (this.failure) break;
-      if (!this.output.write(this.ready.shift()!)) await once(this.output, 'drain');
-    }
-    if (this.failure) throw this.failure;
+  /** Adds an entry whose data `open` streams, opened when the archive reaches it. */
+  stream(name: string, open: () => Promise<Readable>): void {
+    this.zip.addReadStreamLazy(name, (done) => {
+      open().then(
+        (source) => {
+          source.once('error', (error) => this.zip.emit('error', error));
+          done(null, source);
+        },
+        (error: unknown) => this.zip.emit('error', error),
+      );
+    });
   }
 
-  /** Ends the zip and the file. */
+  /** Ends the zip and waits until the file is written; throws the first failure of any entry. */
   async close(): Promise<void> {
     this.zip.end();
-    await this.flush();
-    this.output.end();
-    await finished(this.output);
+    await this.written;
   }
 
-  /** Gives up: closes and removes the partial file. */
+  /** Gives up: stops writing and removes the partial file. */
   async discard(): Promise<void> {
-    this.zip.terminate();
     this.output.destroy();
+    await this.written.catch(() => undefined);
     await rm(this.path, { force: true });
   }
 }

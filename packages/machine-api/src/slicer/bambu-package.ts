@@ -25,15 +25,8 @@ export async function writeGcode3mf(gcodePath: string, outputPath: string, plate
     zip.text('[Content_Types].xml', CONTENT_TYPES);
     zip.text('_rels/.rels', ROOT_RELATIONSHIPS);
     zip.text('3D/3dmodel.model', EMPTY_MODEL);
-    const gcode = zip.entry(PLATE_GCODE_PART);
-    const md5 = createHash('md5');
-    for await (const chunk of createReadStream(gcodePath, { highWaterMark: 1 << 20 })) {
-      md5.update(chunk as Buffer);
-      gcode.push(chunk as Buffer);
-      await zip.flush();
-    }
-    gcode.push(new Uint8Array(0), true);
-    zip.text(`${PLATE_GCODE_PART}.md5`, md5.digest('hex').toUpperCase());
+    zip.file(PLATE_GCODE_PART, gcodePath);
+    zip.text(`${PLATE_GCODE_PART}.md5`, await md5Of(gcodePath));
     zip.text('Metadata/model_settings.config', MODEL_SETTINGS);
     zip.text('Metadata/_rels/model_settings.config.rels', MODEL_SETTINGS_RELATIONSHIPS);
     zip.text('Metadata/slice_info.config', sliceInfo(plate));
@@ -43,6 +36,13 @@ export async function writeGcode3mf(gcodePath: string, outputPath: string, plate
     await zip.discard();
     throw error;
   }
+}
+
+/** The MD5 Bambu's firmware checks the plate G-code against, upper-case hex. */
+async function md5Of(path: string): Promise<string> {
+  const md5 = createHash('md5');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) md5.update(chunk as Buffer);
+  return md5.digest('hex').toUpperCase();
 }
 
 const CONTENT_TYPES = `<?xml version="1.0" encoding="UTF-8"?>

@@ -316,7 +316,7 @@ describe('webhooks', () => {
     }
   });
 
-  it('shows a delivery with its request (no secrets) and the answer, and redelivers it under the same id', async () => {
+  it('shows a delivery with its request (no secrets) and the answer, and redelivers it as a new delivery, keeping the first in the history', async () => {
     const repo = await createRepo(forge, token);
     const hook = await addHook(
       repo.path,
@@ -361,9 +361,28 @@ describe('webhooks', () => {
       { token },
     );
     expect(again.status).toBe(202);
-    expect(again.body).toMatchObject({ id: summary!.id, guid: summary!.guid, redelivery: true });
+    // As Gitea's ReplayHookTask: a new delivery of the same payload, with its own id.
+    expect(again.body).toMatchObject({ guid: expect.any(String), redelivery: true, event: 'release' });
+    expect(again.body.id).not.toBe(summary!.id);
+    expect(again.body.guid).not.toBe(summary!.guid);
     await receiver.waitFor(() => mine().length >= 2);
-    expect(mine()[1]!.headers['x-gitea-delivery']).toBe(summary!.guid);
+    expect(mine()[1]!.headers['x-gitea-delivery']).toBe(again.body.guid);
+    expect(mine()[1]!.body).toBe(mine()[0]!.body);
+    // The history keeps both: the original as it was, and the redelivery once it went out.
+    let history = await forge.request('GET', `${repo.path}/hooks/${hook.id}/deliveries`, { token });
+    for (let i = 0; i < 200 && history.body[0]?.state !== 'delivered'; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      history = await forge.request('GET', `${repo.path}/hooks/${hook.id}/deliveries`, { token });
+    }
+    expect(history.headers.get('x-total-count')).toBe('2');
+    expect(history.body).toMatchObject([
+      { id: again.body.id, guid: again.body.guid, redelivery: true, state: 'delivered', attempts: 1 },
+      { id: summary!.id, guid: summary!.guid, redelivery: false, state: 'delivered', attempts: 1 },
+    ]);
+    const original = await forge.request('GET', `${repo.path}/hooks/${hook.id}/deliveries/${summary!.id}`, {
+      token,
+    });
+    expect(original.body).toEqual(detail.body);
     const missing = await forge.request('POST', `${repo.path}/hooks/${hook.id}/deliveries/999999/attempts`, {
       token,
     });

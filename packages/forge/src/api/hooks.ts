@@ -169,7 +169,8 @@ function hookRoutes(
     `${base}/:id/deliveries/:delivery/attempts`,
     {
       schema: {
-        description: 'Forge extension: send a finished delivery again now, under the same delivery id',
+        description:
+          'Forge extension: send a finished delivery again now, as a new delivery with its own id (the original stays in the history)',
         params: Delivery,
         response: { 202: HookDeliverySchema },
       },

@@ -241,15 +241,31 @@ export function findHookTask(db: Db, hookId: number, id: number): Promise<HookTa
     .executeTakeFirst();
 }
 
-/** Puts a finished delivery back in the outbox, due now, keeping its id (redelivery). */
-export async function requeueHookTask(db: Db, id: number, nowMs: number): Promise<boolean> {
-  const result = await db
-    .updateTable('hook_task')
-    .set({ state: 'pending', due_ms: nowMs, is_redelivery: 1, reason: '' })
-    .where('id', '=', id)
-    .where('state', 'not in', ['pending', 'delivering'])
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+/**
+ * Records a redelivery of `task`: a new delivery of the same payload, due now, with its own id (Gitea's
+ * ReplayHookTask), so the history keeps every earlier attempt as it was.
+ */
+export async function insertRedelivery(
+  db: Db,
+  task: HookTaskRow,
+  uuid: string,
+  nowMs: number,
+): Promise<HookTaskRow> {
+  const [row] = await insertHookTasks(db, [
+    {
+      hook_id: task.hook_id,
+      repo_id: task.repo_id,
+      uuid,
+      event_type: task.event_type,
+      action: task.action,
+      payload_content: task.payload_content,
+      state: 'pending',
+      due_ms: nowMs,
+      is_redelivery: 1,
+      created_unix: Math.floor(nowMs / 1000),
+    },
+  ]);
+  return row!;
 }
 
 /** Deliveries waiting or in flight (the outbox depth). */

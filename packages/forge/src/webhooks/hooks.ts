@@ -5,6 +5,7 @@
  * Stricter than Gitea where it helps: unknown event names and malformed URLs or branch filters are
  * refused with 422 instead of being stored, and the secret and authorization header are never returned.
  */
+import { randomUUID } from 'node:crypto';
 import { BadRequest, Conflict, Invalid, NotFound } from '../errors.js';
 import { nowUnix, type ServiceContext } from '../services/context.js';
 import {
@@ -15,7 +16,7 @@ import {
   insertWebhook,
   listHookTasks,
   listWebhooks,
-  requeueHookTask,
+  insertRedelivery,
   updateWebhook,
 } from '../store/hooks.js';
 import { HookContentType, type HookTaskRow, type UserRow, type WebhookRow } from '../store/schema.js';
@@ -198,8 +199,10 @@ export async function getDelivery(
 }
 
 /**
- * Sends a finished delivery again, now, under the same delivery id (GitHub's redelivery; Gitea only
- * offers it in its web UI). A delivery still in the outbox is already going to be sent: 409.
+ * Sends a finished delivery again, now (GitHub's redelivery; Gitea only offers it in its web UI). As
+ * Gitea's ReplayHookTask, the redelivery is a new delivery with its own id and the same payload; the
+ * original stays in the history as it was. A delivery still in the outbox is already going to be
+ * sent: 409.
  */
 export async function redeliver(
   ctx: ServiceContext,
@@ -207,10 +210,11 @@ export async function redeliver(
   hookId: number,
   deliveryId: number,
 ): Promise<HookTaskRow> {
-  const { hook, task } = await getDelivery(ctx, scope, hookId, deliveryId);
-  if (!(await requeueHookTask(ctx.db, task.id, Date.now()))) {
+  const { task } = await getDelivery(ctx, scope, hookId, deliveryId);
+  if (task.state === 'pending' || task.state === 'delivering') {
     throw new Conflict('the delivery is still in the outbox');
   }
+  const again = await insertRedelivery(ctx.db, task, randomUUID(), Date.now());
   wakeDeliveryWorkers();
-  return (await findHookTask(ctx.db, hook.id, task.id))!;
+  return again;
 }

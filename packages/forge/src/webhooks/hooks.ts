@@ -13,10 +13,10 @@ import {
   findHookTask,
   findWebhook,
   type HookScope,
+  insertRedelivery,
   insertWebhook,
   listHookTasks,
   listWebhooks,
-  insertRedelivery,
   updateWebhook,
 } from '../store/hooks.js';
 import { HookContentType, type HookTaskRow, type UserRow, type WebhookRow } from '../store/schema.js';

@@ -16,6 +16,7 @@ import {
   type CommonMachineConfig,
   commonConfig,
 } from './config/machine-keys.js';
+import { parsePresets, type TemperaturePreset } from './config/presets.js';
 import { CameraKeys, type CameraSettings, ServerKeys, type ServerSettings } from './config/server-keys.js';
 import type { MachineBackend } from './machines/backend.js';
 import { NewNotificationTarget } from './notify/schemas.js';
@@ -39,6 +40,8 @@ export interface ServiceConfig {
   machines: MachineDefinition[];
   /** The `[[notify]]` targets, in file order. */
   notify: TargetSettings[];
+  /** The `[presets.<name>]` temperature presets, sorted by name. */
+  presets: TemperaturePreset[];
 }
 
 const MACHINE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -105,7 +108,14 @@ export function parseConfig(
       const settings = checked(backend.schema, own, where);
       return { id, backend, common: commonConfig(common, where, dirname(file)), settings };
     });
-  return { file, server, cameras, machines, notify: notifyTargets(document.notify, file) };
+  return {
+    file,
+    server,
+    cameras,
+    machines,
+    notify: notifyTargets(document.notify, file),
+    presets: parsePresets(document.presets, file),
+  };
 }
 
 /** The `[[notify]]` tables: each checked against the API's target shape and the kind's rules. */

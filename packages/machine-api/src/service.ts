@@ -40,6 +40,7 @@ import { publishFarmEvents } from './server/event-sources.js';
 import type { Advertisement } from './server/mdns.js';
 import { API_VERSION } from './server/openapi.js';
 import { setMaxConcurrentSlices } from './slicer/prusa.js';
+import { TemperatureService } from './temperature/service.js';
 
 /** How long requests in flight may take to finish once shutdown has begun. */
 const SHUTDOWN_GRACE_MS = 2500;
@@ -127,6 +128,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
   });
   const stopPhotos = jobs.onJobChange(photos.onJobChange);
+  const temperatures = new TemperatureService(machines, observer, config.presets);
   const events = new EventHistory();
   const stopEvents = publishFarmEvents(events, { observer, runner: jobs, queue });
   const notifications = createNotifications({
@@ -224,6 +226,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       submit,
       cameras,
       photos,
+      temperatures,
       notifications: notifications.service,
     });
     await queue.start();

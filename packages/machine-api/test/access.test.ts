@@ -92,6 +92,14 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/jobs/00000000-0000-4000-8000-000000000000', needs: 'read', granted: 404 },
   { method: 'POST', path: '/jobs/00000000-0000-4000-8000-000000000000/cancel', needs: 'print', granted: 404 },
   { method: 'POST', path: '/machines/sim/clear', needs: 'clear', granted: 200 },
+  { method: 'GET', path: '/presets', needs: 'read', granted: 200 },
+  {
+    method: 'POST',
+    path: '/machines/sim/temperature',
+    needs: 'control',
+    granted: 400,
+    body: () => ({ headers: { 'content-type': 'application/json' }, body: '{"tool":9999}' }),
+  },
   { method: 'POST', path: '/queue', needs: 'print', granted: 400 },
   { method: 'GET', path: '/queue', needs: 'read', granted: 200 },
   // A stream: the bad filter answers 400 once the key has passed, instead of streaming forever.

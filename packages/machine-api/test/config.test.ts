@@ -47,6 +47,8 @@ type = "Noop"
       clearing: { mode: 'manual', ejectGcode: null, clearTimeoutMinutes: null },
       camera: null,
       tags: [],
+      maxToolTemp: 300,
+      maxBedTemp: 120,
     });
     expect(nada.settings).toMatchObject({ state: { state: 'idle' }, progress: 10, print_seconds: 10 });
     expect(config.server).toEqual({
@@ -68,6 +70,29 @@ type = "Noop"
 
   it('an empty file is a service with no machines', () => {
     expect(parse('').machines).toEqual([]);
+    expect(parse('').presets).toEqual([]);
+  });
+
+  it('reads temperature presets and per-machine limits, naming the table and key of a bad one', () => {
+    const config = parse(
+      '[presets.pla]\ntool = 215\nbed = 60\n[presets.abs]\nbed = 100\n[machines.x]\ntype = "Noop"\nmax_tool_temp = 260\nmax_bed_temp = 90\n',
+    );
+    expect(config.presets).toEqual([
+      { name: 'abs', tool: null, bed: 100 },
+      { name: 'pla', tool: 215, bed: 60 },
+    ]);
+    expect(config.machines[0]!.common).toMatchObject({ maxToolTemp: 260, maxBedTemp: 90 });
+    expect(errorOf('[presets.pla]\ntool = "hot"\n')).toBe(
+      `${FILE}: [presets.pla]: key "tool": expected a number ≥ 0 and ≤ 500, got "hot"`,
+    );
+    expect(errorOf('[presets.pla]\n')).toBe(`${FILE}: [presets.pla]: expected "tool", "bed" or both (°C)`);
+    expect(errorOf('[presets.PLA]\ntool = 200\n')).toBe(
+      `${FILE}: [presets.PLA]: preset name must match /^[a-z0-9][a-z0-9._-]{0,63}$/`,
+    );
+    expect(errorOf('presets = 3\n')).toBe(`${FILE}: "presets" must be a table of [presets.<name>]`);
+    expect(errorOf('[machines.x]\ntype = "Noop"\nmax_bed_temp = 0\n')).toBe(
+      `${FILE}: [machines.x]: key "max_bed_temp": expected a number > 0 and ≤ 500, got 0`,
+    );
   });
 
   it('names the file, the machine id, the key and the expected value', () => {

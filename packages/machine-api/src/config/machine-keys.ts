@@ -79,6 +79,10 @@ export const CommonKeys = Type.Object({
   ),
   /** Names for groups of machines, e.g. `["bambu", "basement"]`; notification filters may name them. */
   tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', maxLength: 64 }))),
+  /** Highest hot-end target the service sends this machine, in °C (default 300). */
+  max_tool_temp: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 500 })),
+  /** Highest bed target the service sends this machine, in °C (default 120). */
+  max_bed_temp: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 500 })),
 });
 export const COMMON_KEY_NAMES = Object.keys(CommonKeys.properties);
 
@@ -101,7 +105,14 @@ export interface CommonMachineConfig {
   camera: CameraConfig | null;
   /** Group names of the machine (notification filters). */
   tags: string[];
+  /** Highest temperature targets the service sends, in °C. */
+  maxToolTemp: number;
+  maxBedTemp: number;
 }
+
+/** The limits of a machine that does not set `max_tool_temp` / `max_bed_temp`. */
+export const DEFAULT_MAX_TOOL_TEMP = 300;
+export const DEFAULT_MAX_BED_TEMP = 120;
 
 export interface CameraConfig {
   snapshotUrl: string | null;
@@ -143,6 +154,8 @@ export function commonConfig(
     clearing: clearingConfig(keys, where),
     camera: cameraConfig(keys.camera, where),
     tags: keys.tags ?? [],
+    maxToolTemp: keys.max_tool_temp ?? DEFAULT_MAX_TOOL_TEMP,
+    maxBedTemp: keys.max_bed_temp ?? DEFAULT_MAX_BED_TEMP,
   };
 }
 

@@ -56,6 +56,13 @@ export interface Temperature {
   target: number | null;
 }
 
+/** Heater set points to send, in °C (0 turns the heater off); a missing one is left as it is. */
+export interface HeaterTargets {
+  /** The hot end (tool 0). */
+  tool?: number;
+  bed?: number;
+}
+
 /** What a machine reports about its own nozzle and filaments (a Bambu printer: its nozzle and AMS trays). */
 export interface ReportedHardware {
   nozzleDiameter: number;
@@ -153,6 +160,12 @@ export interface Machine {
    * bed has been cleared, so it reads idle again. Only called when the machine is not printing.
    */
   clear?(): Promise<void>;
+  /**
+   * Optional: sets heater targets (G-code M104/M140 or the device's equivalent). Only called when the
+   * machine is not printing, with targets already checked against the machine's limits; a machine without
+   * it cannot be given temperatures.
+   */
+  setTemperatures?(targets: HeaterTargets): Promise<void>;
   /**
    * Optional: calls `listener` whenever the device has pushed something that may change `status()` (a
    * websocket notification, an MQTT report, a print starting or ending). The service then reads `status()`

@@ -34,6 +34,7 @@ import { metaRoutes } from './routes/meta.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { printRoutes } from './routes/print.js';
 import { queueRoutes } from './routes/queue.js';
+import { temperatureRoutes } from './routes/temperature.js';
 import { sharedSchemas } from './schemas/index.js';
 import { keySchemas } from './schemas/keys.js';
 import type { ServerContext, TypedApp } from './types.js';
@@ -112,6 +113,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
 
   await app.register(metaRoutes, { context });
   await app.register(machineRoutes, { context });
+  await app.register(temperatureRoutes, { context });
   await app.register(jobRoutes, { context });
   await app.register(cameraRoutes, { context });
   await registerDashboard(app);

@@ -23,6 +23,7 @@ import type { ServiceMetrics } from '../metrics.js';
 import type { NotificationService } from '../notify/service.js';
 import type { StoredFiles, SubmitPrint } from '../octoprint/stored-files.js';
 import type { FarmQueue } from '../queue/queue.js';
+import type { TemperatureService } from '../temperature/service.js';
 import { ErrorSchema } from './schemas/errors.js';
 import { ref } from './schemas/refs.js';
 
@@ -63,6 +64,8 @@ export interface ServerContext {
   cameras: CameraService;
   /** The photos of finished jobs. */
   photos: JobPhotos;
+  /** Heater targets and presets. */
+  temperatures: TemperatureService;
 }
 
 /** What every route plugin is registered with (`app.register(plugin, { context })`). */

@@ -328,6 +328,9 @@ export class BambuPrinterSim {
         this.reply(print, { result: 'success', reason: '' });
         this.update({ gcode_state: 'RUNNING', stg_cur: 0 });
         return;
+      case 'gcode_line':
+        this.runGcode(print);
+        return;
       case 'stop':
         this.reply(print, { result: 'success', reason: '' });
         if (['PREPARE', 'RUNNING', 'PAUSE'].includes(String(this.status.gcode_state))) {
@@ -335,6 +338,17 @@ export class BambuPrinterSim {
         }
         return;
     }
+  }
+
+  /** `print.gcode_line`: the heater commands change the reported targets; other lines are accepted as they are. */
+  private runGcode(command: Report): void {
+    const change: Report = {};
+    for (const line of String(command.param ?? '').split('\n')) {
+      const match = /^M1(04|40)\s+S(\d+(?:\.\d+)?)/.exec(line.trim().toUpperCase());
+      if (match) change[match[1] === '04' ? 'nozzle_target_temper' : 'bed_target_temper'] = Number(match[2]);
+    }
+    this.reply(command, { result: 'success', reason: '', param: command.param });
+    if (Object.keys(change).length > 0) this.update(change);
   }
 
   /** Checks the project the way the printer does (file on the card, plate G-code inside) and starts it. */

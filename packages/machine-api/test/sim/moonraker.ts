@@ -64,6 +64,8 @@ export class MoonrakerSim {
   readonly files = new Map<string, Buffer>();
   /** Every HTTP request received, in order (to assert headers, arguments and call sequences). */
   readonly requests: RecordedRequest[] = [];
+  /** Every line of G-code run through `printer.gcode.script`, in order. */
+  readonly scripts: string[] = [];
   klippy = { connected: true, state: 'ready', message: 'Printer is ready' };
   readonly objects: Objects;
   private readonly app: FastifyInstance;
@@ -438,10 +440,7 @@ export class MoonrakerSim {
         this.finishPrint('cancelled');
         break;
       case 'printer.gcode.script':
-        if (String(args['script']).trim().toUpperCase() === 'SDCARD_RESET_FILE') {
-          this.objects['print_stats'] = idleStats();
-          Object.assign(this.objects['virtual_sdcard']!, { file_path: null, progress: 0, is_active: false });
-        }
+        for (const line of String(args['script']).split('\n')) this.runGcode(line.trim());
         break;
       case 'printer.emergency_stop':
         this.setKlippy('shutdown', 'Shutdown due to webhooks request');
@@ -451,6 +450,26 @@ export class MoonrakerSim {
     }
     this.publish();
     return 'ok';
+  }
+
+  /** One line of `printer.gcode.script`: the reset, and Klipper's heater commands (others are accepted and ignored). */
+  private runGcode(line: string): void {
+    const upper = line.toUpperCase();
+    this.scripts.push(line);
+    if (upper === 'SDCARD_RESET_FILE') {
+      this.objects['print_stats'] = idleStats();
+      Object.assign(this.objects['virtual_sdcard']!, { file_path: null, progress: 0, is_active: false });
+      return;
+    }
+    const set = /^SET_HEATER_TEMPERATURE\s+HEATER=(\S+)\s+TARGET=(\d+(?:\.\d+)?)$/.exec(upper);
+    const marlin = /^M1(04|40)\s+S(\d+(?:\.\d+)?)$/.exec(upper);
+    if (!set && !marlin) return;
+    const heater = set ? set[1]!.toLowerCase() : marlin![1] === '04' ? 'extruder' : 'heater_bed';
+    const object = this.objects[heater];
+    // Klipper's own words for a heater the printer does not have.
+    if (!object || (heater !== 'extruder' && heater !== 'heater_bed'))
+      throw new RpcError(400, `The value '${heater}' is not valid for HEATER`);
+    object['target'] = Number(set ? set[2] : marlin![2]);
   }
 
   /** Klipper's `SDCARD_PRINT_FILE`: refuses while busy or when the file is missing. */

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import {
   type ActivePrint,
   type BambuCamera,
+  type HeaterTargets,
   type Machine,
   MachineError,
   type MachineIdentity,
@@ -214,6 +215,27 @@ export class BambuMachine implements Machine {
     await this.command('stop', null, (report) => !isActive(report));
     // A job the printer accepted but never started has nothing left to end with.
     if (job && !job.started && this.job === job) job.settle({ status: 'cancelled' });
+  }
+
+  /**
+   * `print.gcode_line` with M104/M140, the LAN protocol's way to run G-code; the printer acknowledges it
+   * and shows the new `nozzle_target_temper` / `bed_target_temper` in its next report.
+   */
+  async setTemperatures(targets: HeaterTargets): Promise<void> {
+    const session = this.session;
+    if (!session) throw new MachineError('MachineOffline', `${this.id} has not been discovered yet`);
+    const lines = [
+      ...(targets.tool !== undefined ? [`M104 S${targets.tool}`] : []),
+      ...(targets.bed !== undefined ? [`M140 S${targets.bed}`] : []),
+    ];
+    const timeoutMs = this.settings.commandTimeoutMs;
+    await session.request('print', { command: 'gcode_line', param: `${lines.join('\n')}\n` }, { timeoutMs });
+    await session.waitForStatus(
+      (report) =>
+        (targets.tool === undefined || numberField(report, 'nozzle_target_temper') === targets.tool) &&
+        (targets.bed === undefined || numberField(report, 'bed_target_temper') === targets.bed),
+      timeoutMs,
+    );
   }
 
   /**

@@ -169,6 +169,11 @@ export class MoonrakerClient {
     await this.call('POST', '/printer/gcode/script', { script: 'SDCARD_RESET_FILE' });
   }
 
+  /** Runs G-code through `POST /printer/gcode/script` (one command per line); Klipper's error is the rejection. */
+  async runGcode(script: string): Promise<void> {
+    await this.call('POST', '/printer/gcode/script', { script });
+  }
+
   /** Releases the connection pool. */
   async close(): Promise<void> {
     this.closed = true;

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import {
   type ActivePrint,
+  type HeaterTargets,
   type Machine,
   MachineError,
   type MachineIdentity,
@@ -156,6 +157,21 @@ export class MoonrakerMachine implements Machine {
     await this.control('clear', ['standby', 'complete', 'cancelled'], () => this.client.resetFile());
   }
 
+  /** Klipper's own command, with the heater names Klipper gives them (`extruder`, `heater_bed`). */
+  async setTemperatures(targets: HeaterTargets): Promise<void> {
+    const lines = [
+      ...(targets.tool !== undefined
+        ? [`SET_HEATER_TEMPERATURE HEATER=extruder TARGET=${targets.tool}`]
+        : []),
+      ...(targets.bed !== undefined
+        ? [`SET_HEATER_TEMPERATURE HEATER=heater_bed TARGET=${targets.bed}`]
+        : []),
+    ];
+    await this.control('set temperatures of', ['standby', 'complete', 'cancelled', 'error'], () =>
+      this.client.runGcode(lines.join('\n')),
+    );
+  }
+
   onStatusChange(listener: () => void): () => void {
     return this.feed.onUpdate(() => listener());
   }
@@ -268,7 +284,7 @@ export class MoonrakerMachine implements Machine {
   }
 
   private async control(
-    action: 'pause' | 'resume' | 'cancel' | 'clear',
+    action: 'pause' | 'resume' | 'cancel' | 'clear' | 'set temperatures of',
     allowed: string[],
     send: () => Promise<void>,
   ): Promise<void> {

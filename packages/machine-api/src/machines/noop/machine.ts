@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type ActivePrint,
+  type HeaterTargets,
   type Machine,
   MachineError,
   type MachineIdentity,
@@ -42,13 +43,15 @@ interface RunningPrint {
   settle(outcome: PrintOutcome): void;
 }
 
-const ROOM: Temperature = { current: 25, target: 0 };
+const ROOM = 25;
 
 export class NoopMachine implements Machine {
   readonly printFormat: PrintFileFormat;
   /** Like the anchor's Noop: without a slicer it "prints" any design as it is. */
   readonly takesDesigns = true;
   private current: RunningPrint | null = null;
+  /** Set points while no simulated print runs; the simulation heats at once. */
+  private readonly targets = { tool: 0, bed: 0 };
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -69,7 +72,7 @@ export class NoopMachine implements Machine {
       return {
         state: this.settings.state,
         progress: this.settings.progress,
-        temperatures: { extruder: ROOM, bed: ROOM },
+        temperatures: { extruder: heater(this.targets.tool), bed: heater(this.targets.bed) },
         extra: null,
       };
     }
@@ -138,6 +141,13 @@ export class NoopMachine implements Machine {
     this.requireRunning('stop').settle({ status: 'cancelled' });
   }
 
+  async setTemperatures(targets: HeaterTargets): Promise<void> {
+    if (this.current) throw new MachineError('MachineBusy', `machine "${this.id}" is printing`);
+    if (targets.tool !== undefined) this.targets.tool = targets.tool;
+    if (targets.bed !== undefined) this.targets.bed = targets.bed;
+    this.changed();
+  }
+
   onStatusChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -167,4 +177,9 @@ export class NoopMachine implements Machine {
       throw new MachineError('MachineRejected', `cannot ${action}: machine "${this.id}" is not printing`);
     return this.current;
   }
+}
+
+/** A simulated heater: at its set point at once, at room temperature when off. */
+function heater(target: number): Temperature {
+  return { current: target > 0 ? target : ROOM, target };
 }

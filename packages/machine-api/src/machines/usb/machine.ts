@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import {
   type ActivePrint,
+  type HeaterTargets,
   type Machine,
   MachineError,
   type MachineIdentity,
@@ -163,6 +164,15 @@ export class UsbMachine implements Machine, DiscoverableMachine {
     if (!job) throw new MachineError('MachineRejected', `${this.id} is not printing`);
     job.stream.cancel();
     await job.finished;
+  }
+
+  /** Marlin's M104/M140 (no waiting variant: the answer comes at once, the heaters warm up after it). */
+  async setTemperatures(targets: HeaterTargets): Promise<void> {
+    this.refuseIfBusy();
+    const connection = this.connection;
+    if (!connection) throw new MachineError('MachineOffline', `${this.id} is not connected`);
+    if (targets.tool !== undefined) await connection.send(`M104 S${targets.tool}`);
+    if (targets.bed !== undefined) await connection.send(`M140 S${targets.bed}`);
   }
 
   async start(): Promise<void> {

@@ -26,6 +26,7 @@ import {
 import { Pong } from './meta.js';
 import { PrintJobResponse, PrintParameters, SlicerConfiguration } from './print.js';
 import { JobChange, QueueConstraints, QueueParameters } from './queue.js';
+import { PreheatRequest, PreheatResult, TemperaturePresetInfo, TemperatureRequest } from './temperature.js';
 
 /** Every shared schema, in the order they are registered (references point backwards only). */
 export const sharedSchemas = [
@@ -55,4 +56,8 @@ export const sharedSchemas = [
   QueueEntry,
   EventType,
   Event,
+  TemperatureRequest,
+  PreheatRequest,
+  PreheatResult,
+  TemperaturePresetInfo,
 ];

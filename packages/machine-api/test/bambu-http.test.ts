@@ -59,6 +59,7 @@ describe('Bambu machines over HTTP', () => {
       progress: null,
       ready: false,
       awaiting_clear_since: null,
+      design_types: ['gcode'],
       temperatures: {},
       hardware_configuration: {
         type: 'fdm',
@@ -116,6 +117,7 @@ describe('Bambu machines over HTTP', () => {
       progress: null,
       ready: true,
       awaiting_clear_since: null,
+      design_types: ['gcode'],
       temperatures: {
         bed: { current: 24.5, target: 0 },
         chamber: { current: 26, target: null },

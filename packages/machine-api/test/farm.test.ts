@@ -183,12 +183,7 @@ describe('the farm queue', () => {
       expect(res.status, JSON.stringify(params)).toBe(400);
       expect(res.body).toMatchObject({ error_code: 'BadRequest', message });
     }
-    // A mesh needs a slicer: these machines print G-code only.
-    const stl = await queue({ job_name: 'mesh' }, asciiStl(cube(10)), 'cube.stl');
-    expect(stl.status).toBe(400);
-    expect((stl.body as unknown as { message: string }).message).toContain(
-      '"pla-box" has no slicer, so it prints G-code only (the design is stl)',
-    );
+    // What a machine can print (a mesh on a machine without a slicer) is tested in design-types.test.ts.
     // Invalid parameters are refused without coercion.
     for (const params of [{ job_name: 'x', priority: '5' }, { job_name: 'x', material: 'wood' }, {}]) {
       const res = await queue(params);
@@ -313,7 +308,7 @@ describe('a design larger than every build volume', () => {
       expect(await res.json()).toMatchObject({
         error_code: 'BadRequest',
         message:
-          'no configured machine could ever take this job: "small" build volume 100 × 100 × 100 mm is smaller than the design (150 × 150 × 150 mm)',
+          'no configured machine could ever take this job: "small" has a build volume of 100 × 100 × 100 mm, smaller than the design (150 × 150 × 150 mm, width × depth × height)',
       });
       const fits = await fetch(`${api.baseUrl}/queue`, {
         method: 'POST',

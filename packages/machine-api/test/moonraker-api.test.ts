@@ -85,6 +85,7 @@ filaments = []
         progress: null,
         ready: true,
         awaiting_clear_since: null,
+        design_types: ['gcode'],
         temperatures: { bed: { current: 21.8, target: 0 }, extruder: { current: 22.5, target: 0 } },
         hardware_configuration: {
           type: 'fdm',
@@ -113,6 +114,7 @@ filaments = []
         progress: null,
         ready: false,
         awaiting_clear_since: null,
+        design_types: ['gcode'],
         temperatures: {},
         hardware_configuration: {
           type: 'fdm',

@@ -143,8 +143,8 @@ describe('POST /print with slicing through the real service', () => {
     expect(res.status).toBe(400);
     expect(res.body.error_code).toBe('InvalidDesign');
     expect(res.body.message).toBe(
-      'design is too big for this machine: it measures 90 × 90 × 90 mm (width × depth × height) ' +
-        'but the build volume is 100 × 120 × 80 mm',
+      'this machine has a build volume of 100 × 120 × 80 mm, smaller than the design ' +
+        '(90 × 90 × 90 mm, width × depth × height)',
     );
     expect(await filesLeft()).toEqual([]);
     const fits = await print('small', binaryStl(cube(60)), 'cube60.stl');
@@ -193,7 +193,7 @@ describe('POST /print with slicing through the real service', () => {
     expect(big.body).toMatchObject({
       error_code: 'InvalidDesign',
       message:
-        'design is too big for this machine: it measures 800 × 800 × 800 mm (width × depth × height) but the build volume is 500 × 600 × 700 mm',
+        'this machine has a build volume of 500 × 600 × 700 mm, smaller than the design (800 × 800 × 800 mm, width × depth × height)',
     });
     const gcode = await print('plain', 'G28\nG1 X10 Y10 Z0.2 F3000\nM104 S0\n', 'part.gcode');
     expect(gcode.status).toBe(200);

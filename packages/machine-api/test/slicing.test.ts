@@ -51,7 +51,7 @@ function request(uploadPath: string, overrides: Partial<PrepareRequest> = {}): P
     uploadPath,
     fileName: uploadPath.split('/').pop() ?? '',
     format: 'gcode',
-    maxPartVolume: genericVolume,
+    prints: { designKinds: ['gcode', 'stl', '3mf', 'obj'], maxPartVolume: genericVolume },
     slicer: { type: 'Prusa', config: generic },
     workDir,
     designs,
@@ -150,8 +150,8 @@ describe('preparePrint with the real PrusaSlicer', () => {
     expect(error).toBeInstanceOf(InvalidDesign);
     expect((error as InvalidDesign).statusCode).toBe(400);
     expect(error.message).toBe(
-      'design is too big for this machine: it measures 230 × 230 × 230 mm (width × depth × height) ' +
-        'but the build volume is 220 × 220 × 250 mm',
+      'this machine has a build volume of 220 × 220 × 250 mm, smaller than the design ' +
+        '(230 × 230 × 230 mm, width × depth × height)',
     );
     expect(await readdir(workDir)).toEqual([]);
   });
@@ -207,12 +207,16 @@ describe('preparePrint with the real PrusaSlicer', () => {
     expect(prepared).toEqual({ filePath: path, designKind: 'gcode', estimate: null });
   });
 
-  it('refuses a mesh for a machine that has no slicer', async () => {
+  it('refuses a mesh for a machine that prints G-code only', async () => {
+    const gcodeOnly = {
+      slicer: null,
+      prints: { designKinds: ['gcode'] as const, maxPartVolume: genericVolume },
+    };
     const error = await failure(
-      preparePrint(request(await upload('cube.stl', asciiStl(cube(20))), { slicer: null })),
+      preparePrint(request(await upload('cube.stl', asciiStl(cube(20))), gcodeOnly)),
     );
     expect(error).toBeInstanceOf(InvalidDesign);
-    expect(error.message).toBe('this machine has no slicer configured, so it only prints G-code; got an STL');
+    expect(error.message).toBe('this machine has no slicer, so it prints G-code only (the design is an STL)');
   });
 
   it('packages the plate G-code as a Bambu .gcode.3mf with its MD5', async () => {
@@ -288,7 +292,10 @@ describe('bundled profiles', () => {
     for (const [name, volume] of Object.entries(expected)) {
       const stl = await upload(`cube-${name}.stl`, asciiStl(cube(20)));
       const prepared = await preparePrint(
-        request(stl, { slicer: { type: 'Prusa', config: join(profiles, name) }, maxPartVolume: volume }),
+        request(stl, {
+          slicer: { type: 'Prusa', config: join(profiles, name) },
+          prints: { designKinds: ['gcode', 'stl'], maxPartVolume: volume },
+        }),
       );
       const gcode = await readFile(prepared.filePath, 'utf8');
       expect(gcode).toContain('\n; gcode_flavor = marlin2\n');

@@ -77,6 +77,7 @@ product_id = 0x7523
         progress: null,
         ready: true,
         awaiting_clear_since: null,
+        design_types: ['gcode'],
         temperatures: {},
         hardware_configuration: {
           type: 'fdm',
@@ -112,6 +113,7 @@ product_id = 0x7523
         progress: null,
         ready: false,
         awaiting_clear_since: null,
+        design_types: ['gcode'],
         temperatures: {},
         hardware_configuration: null,
         current_job: null,
@@ -140,6 +142,7 @@ product_id = 0x7523
         progress: null,
         ready: false,
         awaiting_clear_since: null,
+        design_types: ['gcode'],
         temperatures: {},
         hardware_configuration: null,
         current_job: null,

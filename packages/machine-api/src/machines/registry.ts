@@ -10,6 +10,7 @@ import { NotFound } from '../errors.js';
 import { buildVolumeFromProfile } from '../slicer/profile.js';
 import type { MachineBackend } from './backend.js';
 import type { Machine, MachineIdentity, MachineStatus, Volume } from './machine.js';
+import { designKindsOf, type MachinePrints } from './prints.js';
 
 export interface RegisteredMachine {
   id: string;
@@ -78,6 +79,11 @@ export class MachineRegistry {
     identity: MachineIdentity = entry.machine.identity(),
   ): Volume | null {
     return entry.common.maxPartVolume ?? identity.maxPartVolume ?? entry.profileVolume;
+  }
+
+  /** What the machine can print (prints.ts has the rule). */
+  prints(entry: RegisteredMachine, identity: MachineIdentity = entry.machine.identity()): MachinePrints {
+    return { designKinds: designKindsOf(entry), maxPartVolume: this.maxPartVolume(entry, identity) };
   }
 
   /**

@@ -8,14 +8,15 @@
  *   itself (a Bambu AMS) wins over the configuration.
  * - `nozzle_diameter`: equal to the machine's (within a micrometre).
  * - `machine_type`: equal.
- * - the design: G-code goes anywhere (it is placed already); a mesh needs a machine with a slicer, and it
- *   must fit that machine's build volume.
+ * - the design: what machines/prints.ts says the machine can print, the same rule as a direct print's.
  */
 
-import type { DesignKind } from '../design/inspect.js';
 import type { QueueConstraints } from '../jobs/job.js';
-import type { MachineType, ReportedHardware, Volume } from '../machines/machine.js';
+import type { MachineType, ReportedHardware } from '../machines/machine.js';
+import { type DesignNeeds, designRefusal, type MachinePrints } from '../machines/prints.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
+
+export type { DesignNeeds } from '../machines/prints.js';
 
 export interface MachineFacts {
   id: string;
@@ -23,15 +24,7 @@ export interface MachineFacts {
   nozzleDiameter: number | null;
   /** Materials counted as loaded (see the module comment). */
   materials: string[];
-  hasSlicer: boolean;
-  maxPartVolume: Volume | null;
-}
-
-/** What a design needs from a machine. */
-export interface DesignNeeds {
-  kind: DesignKind;
-  /** Width × depth × height in mm; null for G-code. */
-  size: Volume | null;
+  prints: MachinePrints;
 }
 
 /** The routing facts of a configured machine, preferring what it reports about its own hardware. */
@@ -48,8 +41,7 @@ export function factsOf(
     machineType: entry.machine.identity().machineType,
     nozzleDiameter,
     materials: [...new Set(materials)],
-    hasSlicer: entry.common.slicer !== null,
-    maxPartVolume: registry.maxPartVolume(entry),
+    prints: registry.prints(entry),
   };
 }
 
@@ -73,13 +65,7 @@ export function refusal(
   ) {
     return `has a ${machine.nozzleDiameter ?? 'unknown'} mm nozzle, not ${constraints.nozzle_diameter} mm`;
   }
-  if (design && design.kind !== 'gcode') {
-    if (!machine.hasSlicer) return `has no slicer, so it prints G-code only (the design is ${design.kind})`;
-    if (design.size && machine.maxPartVolume && !fits(design.size, machine.maxPartVolume)) {
-      return `build volume ${millimetres(machine.maxPartVolume)} is smaller than the design (${millimetres(design.size)})`;
-    }
-  }
-  return null;
+  return design ? designRefusal(machine.prints, design) : null;
 }
 
 /** The ids of the machines that can take the job. */
@@ -104,19 +90,4 @@ export function explainNoCandidate(
     .map((machine) => `"${machine.id}" ${refusal(machine, constraints, design)}`);
   if (unknown.length) reasons.unshift(`no machine with id ${unknown.map((id) => `"${id}"`).join(', ')}`);
   return `no configured machine could ever take this job: ${reasons.slice(0, 20).join('; ')}${reasons.length > 20 ? '; …' : ''}`;
-}
-
-function fits(size: Volume, volume: Volume): boolean {
-  // Sub-micron slack: binary STL coordinates are float32.
-  const slack = 1e-3;
-  return (
-    size.width <= volume.width + slack &&
-    size.depth <= volume.depth + slack &&
-    size.height <= volume.height + slack
-  );
-}
-
-function millimetres(volume: Volume): string {
-  const mm = (n: number) => `${Math.round(n * 100) / 100}`;
-  return `${mm(volume.width)} × ${mm(volume.depth)} × ${mm(volume.height)} mm`;
 }

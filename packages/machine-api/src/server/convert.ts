@@ -6,6 +6,7 @@ import type { Job } from '../jobs/job.js';
 import type { CurrentJob } from '../jobs/runner.js';
 import type { MachineIdentity, MachineStatus, ReportedHardware } from '../machines/machine.js';
 import type { ObservedMachine } from '../machines/observer.js';
+import { designKindsOf } from '../machines/prints.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { CameraInfo } from './schemas/cameras.js';
 import type { JobResponse } from './schemas/jobs.js';
@@ -39,6 +40,7 @@ export function machineInfo(
     hardware_configuration: hardwareConfiguration(entry, identity.machineType, status.hardware),
     ready: observed?.ready ?? false,
     awaiting_clear_since: observed?.awaitingClearSince ?? null,
+    design_types: [...designKindsOf(entry)],
     temperatures: status.temperatures,
     current_job: currentJob && {
       id: currentJob.id,

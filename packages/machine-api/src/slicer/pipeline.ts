@@ -11,7 +11,8 @@ import type { DesignInfo, DesignKind } from '../design/inspect.js';
 import type { LineScan } from '../design/line-scan.js';
 import type { DesignWorkers } from '../design/workers.js';
 import { InvalidDesign } from '../errors.js';
-import type { PrintFileFormat, Volume } from '../machines/machine.js';
+import type { PrintFileFormat } from '../machines/machine.js';
+import { designRefusal, type MachinePrints } from '../machines/prints.js';
 import { readGcodeTrailer } from './estimate.js';
 import { PrusaSlicer } from './prusa.js';
 import type { SliceEstimate, SlicerConfig } from './slicer.js';
@@ -25,14 +26,13 @@ export interface PrepareRequest {
   fileName: string;
   /** Format the target machine takes. */
   format: PrintFileFormat;
-  maxPartVolume: Volume | null;
-  /** The machine's slicer; null when the machine has none (then only G-code can be printed). */
-  slicer: SlicerConfig | null;
+  /** What the machine can print (machines/prints.ts): the design is refused before anything else is done. */
+  prints: MachinePrints;
   /**
-   * True for a simulated machine (Noop) that takes any design as it is, as the anchor's Noop does: without
-   * a slicer its design is measured and handed over unsliced.
+   * The machine's slicer. Without one, a design the machine takes (`prints`) is handed over as it is: G-code,
+   * or any design for a simulated machine.
    */
-  takesDesigns?: boolean;
+  slicer: SlicerConfig | null;
   /** Where designs are measured (worker threads, bounded by the configured limits). */
   designs: DesignWorkers;
   /** The line check the upload stream made (line-scan.ts), if it made one. */
@@ -62,21 +62,17 @@ export async function preparePrint(request: PrepareRequest): Promise<PreparedPri
     request.scannedLines,
   );
   request.signal?.throwIfAborted();
+  const refused = designRefusal(request.prints, design);
+  if (refused) throw new InvalidDesign(`this machine ${refused}`);
   let gcodePath = request.uploadPath;
   let estimate: SliceEstimate | null = null;
   if (design.kind !== 'gcode') {
-    if (!request.slicer && !request.takesDesigns) {
-      throw new InvalidDesign(
-        `this machine has no slicer configured, so it only prints G-code; got ${describeKind(design.kind)}`,
-      );
-    }
-    if (design.size && request.maxPartVolume) checkFits(design.size, request.maxPartVolume);
     // A simulator without a slicer "prints" the design itself.
     if (!request.slicer) return { filePath: request.uploadPath, designKind: design.kind, estimate: null };
     const sliced = await new PrusaSlicer(request.slicer).slice({
       designPath: await slicerInput(request, design),
       outputPath: fileInWorkDir(request.workDir, 'sliced.gcode', request.uploadPath),
-      buildVolume: request.maxPartVolume,
+      buildVolume: request.prints.maxPartVolume,
       filamentIndex: request.filamentIndex,
       signal: request.signal,
     });
@@ -108,32 +104,6 @@ async function withEjectGcode(gcodePath: string, request: PrepareRequest): Promi
   // Starts on a line of its own whatever the file ended with.
   await appendFile(target, `\n; eject_gcode (clearing = "gcode")\n${request.ejectGcode}\n`);
   return target;
-}
-
-/** Rejects a design larger than the build volume in any axis, naming both sizes in millimetres. */
-function checkFits(size: Volume, volume: Volume): void {
-  // Sub-micron slack: binary STL coordinates are float32, a 220 mm part may measure 220.00001.
-  const slack = 1e-3;
-  if (
-    size.width <= volume.width + slack &&
-    size.depth <= volume.depth + slack &&
-    size.height <= volume.height + slack
-  ) {
-    return;
-  }
-  throw new InvalidDesign(
-    `design is too big for this machine: it measures ${millimetres(size)} (width × depth × height) ` +
-      `but the build volume is ${millimetres(volume)}`,
-  );
-}
-
-function millimetres(volume: Volume): string {
-  const mm = (n: number) => `${Math.round(n * 100) / 100}`;
-  return `${mm(volume.width)} × ${mm(volume.depth)} × ${mm(volume.height)} mm`;
-}
-
-function describeKind(kind: DesignKind): string {
-  return { stl: 'an STL', '3mf': 'a 3MF', obj: 'an OBJ', gcode: 'G-code' }[kind];
 }
 
 /**

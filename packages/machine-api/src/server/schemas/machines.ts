@@ -4,8 +4,10 @@
  */
 
 import { type Static, Type } from 'typebox';
+import type { DesignKind } from '../../design/inspect.js';
 import type { JOB_STATUSES } from '../../jobs/job.js';
 import { FILAMENT_MATERIALS } from '../../machines/machine.js';
+import { DESIGN_KINDS } from '../../machines/prints.js';
 import { CameraInfo } from './cameras.js';
 import { describedRef, documentedEnum, nullableRef, nullableString, ref, taggedVariant } from './refs.js';
 
@@ -236,6 +238,14 @@ export const MachineInfoResponse = Type.Object(
         nullable: true,
         description:
           'Since when the bed waits for a confirmation that it is clear (`POST /machines/{id}/clear`); null when confirmed.',
+      }),
+    ),
+    design_types: Type.Optional(
+      Type.Unsafe<DesignKind[]>({
+        type: 'array',
+        items: { type: 'string', enum: [...DESIGN_KINDS] },
+        description:
+          'The design types the machine prints, directly (`POST /print`) or from the queue: `gcode` always; `stl`, `3mf` and `obj` when it has a slicer, and on a simulated machine (which takes every design as it is).',
       }),
     ),
     temperatures: Type.Optional(

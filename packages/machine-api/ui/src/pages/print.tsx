@@ -9,6 +9,7 @@ import { filaments, nozzleDiameter } from '../format';
 import { machines } from '../live/farm';
 import { DesignDropzone } from '../print/dropzone';
 import {
+  designTypeHint,
   FilamentField,
   MachineField,
   type PrintTarget,
@@ -90,6 +91,7 @@ export function SendPrint() {
         {target === 'machine' ? (
           <MachineField
             machines={list}
+            designType={file ? designTypeHint(file.name) : null}
             value={machineId}
             onChange={(id) => {
               setMachineId(id);

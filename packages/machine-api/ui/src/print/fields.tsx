@@ -39,10 +39,27 @@ export function TargetChoice(props: { target: PrintTarget; onChange: (target: Pr
   );
 }
 
+/** The design type a file name suggests (the service decides from the content; this only guides the choice). */
+export function designTypeHint(fileName: string): DesignType | null {
+  const match = /\.(stl|3mf|obj|gcode|gco|g)$/i.exec(fileName);
+  if (!match?.[1]) return null;
+  const extension = match[1].toLowerCase();
+  return extension === 'stl' || extension === '3mf' || extension === 'obj' ? extension : 'gcode';
+}
+
+type DesignType = NonNullable<Machine['design_types']>[number];
+
+/** Whether the service says the machine prints this type (`design_types`, the service's one rule). */
+function prints(machine: Machine, type: DesignType | null): boolean {
+  return type === null || (machine.design_types ?? []).includes(type);
+}
+
 export function MachineField(props: {
   machines: readonly Machine[];
   value: string;
   onChange: (id: string) => void;
+  /** The chosen file's type, by its name: a machine that does not print it cannot be chosen. */
+  designType: DesignType | null;
 }) {
   return (
     <label>
@@ -57,8 +74,9 @@ export function MachineField(props: {
           Choose a machine
         </option>
         {props.machines.map((entry) => (
-          <option key={entry.id} value={entry.id}>
+          <option key={entry.id} value={entry.id} disabled={!prints(entry, props.designType)}>
             {entry.id} — {STATE_LABELS[stateName(entry)]}
+            {entry.design_types?.length === 1 ? ' (G-code only)' : ''}
           </option>
         ))}
       </select>

@@ -143,6 +143,15 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/octoprint/sim/plugin/appkeys/probe', needs: 'open', granted: 204 },
   {
     method: 'POST',
+    path: '/octoprint/sim/api/job',
+    needs: 'control',
+    granted: 409,
+    body: json('{"command":"pause","action":"toggle"}'),
+  },
+  { method: 'GET', path: '/octoprint/sim/webcam/?action=snapshot', needs: 'read', granted: 404 },
+  { method: 'DELETE', path: '/machines/sim/camera-token', needs: 'admin', granted: 204 },
+  {
+    method: 'POST',
     path: '/octoprint/sim/plugin/appkeys/request',
     needs: 'open',
     granted: 400,

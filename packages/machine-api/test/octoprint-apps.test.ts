@@ -8,7 +8,12 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKeysCommand } from '../src/keys-command.js';
+import { decodeJpeg } from './camera-frames.js';
 import { type MachineApiUnderTest, startMachineApi, waitFor } from './harness.js';
+import { HttpCamera } from './sim/http-camera.js';
+
+const GCODE = ';FLAVOR:Marlin\nG28\nG1 Z5 F5000\n'.repeat(200);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 async function createKey(dataDir: string, name: string, scope: string): Promise<string> {
   let out = '';
@@ -16,17 +21,22 @@ async function createKey(dataDir: string, name: string, scope: string): Promise<
   return out.split('\n')[0] as string;
 }
 
-const CONFIG = `
+const config = (cameraUrl: string) => `
 [server]
 auth = "keys"
 
 [machines.sim]
 type = "Noop"
 print_seconds = 600
+camera = { snapshot_url = "${cameraUrl}/snapshot.jpg", stream_url = "${cameraUrl}/stream.mjpg" }
 
 [machines.spare]
 type = "Noop"
 print_seconds = 600
+
+[machines.down]
+type = "Noop"
+state = { state = "offline" }
 `;
 
 /** What aiohttp sends for pyoctoprintapi: its own User-Agent, JSON bodies with their content type. */
@@ -47,15 +57,36 @@ function haRequest(
 
 describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
   let api: MachineApiUnderTest;
+  let camera: HttpCamera;
   let adminKey: string;
   let readKey: string;
+  let printKey: string;
 
   beforeAll(async () => {
-    api = await startMachineApi(CONFIG);
+    camera = await HttpCamera.start();
+    api = await startMachineApi(config(camera.url));
     adminKey = await createKey(api.dataDir, 'admin', 'admin');
     readKey = await createKey(api.dataDir, 'viewer', 'read');
+    printKey = await createKey(api.dataDir, 'slicer', 'print');
   });
-  afterAll(() => api.close());
+  afterAll(async () => {
+    await api.close();
+    await camera.close();
+  });
+
+  /** A print started as a slicer starts one (OctoPrint upload with print=true). */
+  async function startPrint(machine: string, fileName: string): Promise<string> {
+    const form = new FormData();
+    form.append('print', 'true');
+    form.append('file', new Blob([GCODE]), fileName);
+    const res = await fetch(`${api.baseUrl}/octoprint/${machine}/api/files/local`, {
+      method: 'POST',
+      headers: { 'x-api-key': printKey },
+      body: form,
+    });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { job_id: string }).job_id;
+  }
 
   const admin = (path: string, init: { method?: string; json?: unknown } = {}) =>
     haRequest(`${api.baseUrl}${path}`, { ...init, key: adminKey });
@@ -137,5 +168,182 @@ describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
     expect((await admin(`/keys/requests/${id}/approve`, { method: 'POST', json: {} })).status).toBe(404);
     const keys = (await (await admin('/keys')).json()) as { name: string }[];
     expect(keys.map((entry) => entry.name)).not.toContain('OctoPod');
+  });
+
+  it('Home Assistant: settings give a stable device id and token-carrying camera URLs it opens without its key', async () => {
+    const base = `${api.baseUrl}/octoprint/sim/`;
+    const settings = await haRequest(`${base}api/settings`, { key: readKey });
+    expect(settings.status).toBe(200);
+    const body = (await settings.json()) as {
+      plugins: { discovery: { upnpUuid: string } };
+      webcam: { webcamEnabled: boolean; streamUrl: string; snapshotUrl: string };
+    };
+    // get_discovery_info().upnp_uuid: the config flow's unique id.
+    expect(body.plugins.discovery.upnpUuid).toMatch(UUID);
+    const spare = (await (
+      await haRequest(`${api.baseUrl}/octoprint/spare/api/settings`, { key: readKey })
+    ).json()) as typeof body;
+    expect(spare.plugins.discovery.upnpUuid).toMatch(UUID);
+    expect(spare.plugins.discovery.upnpUuid).not.toBe(body.plugins.discovery.upnpUuid);
+    expect(spare.webcam).toMatchObject({ webcamEnabled: false, streamUrl: '', snapshotUrl: '' });
+    // get_webcam_info(): enabled, stream_url (absolute: used as it is), external_snapshot_url.
+    expect(body.webcam.webcamEnabled).toBe(true);
+    expect(body.webcam.streamUrl).toMatch(
+      new RegExp(`^${base}webcam/\\?token=[A-Za-z0-9_-]{43}&action=stream$`),
+    );
+    const snapshotUrl = new URL(body.webcam.streamUrl);
+    snapshotUrl.searchParams.set('action', 'snapshot');
+    expect(snapshotUrl.href).toBe(body.webcam.snapshotUrl);
+    const still = await fetch(snapshotUrl);
+    expect(still.status).toBe(200);
+    expect(still.headers.get('content-type')).toBe('image/jpeg');
+    expect(decodeJpeg(Buffer.from(await still.arrayBuffer()))).toEqual({ width: 64, height: 48 });
+    const stream = await fetch(body.webcam.streamUrl);
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toMatch(/^multipart\/x-mixed-replace/);
+    await stream.body?.cancel();
+    // The token opens only its own machine's camera, and nothing else.
+    const token = snapshotUrl.searchParams.get('token') as string;
+    const elsewhere = await fetch(`${api.baseUrl}/octoprint/spare/webcam/?action=snapshot&token=${token}`);
+    expect(elsewhere.status).toBe(403);
+    expect(await elsewhere.json()).toEqual({ error: 'the camera token is not valid (unknown or revoked)' });
+    expect((await fetch(`${api.baseUrl}/machines/sim/snapshot?token=${token}`)).status).toBe(401);
+    expect((await fetch(`${base}api/job?token=${token}`)).status).toBe(403);
+    // A key without read is not told the camera URLs.
+    const printOnly = (await (
+      await haRequest(`${base}api/settings`, { key: printKey })
+    ).json()) as typeof body;
+    expect(printOnly.webcam.webcamEnabled).toBe(false);
+    // Revoked: the old URL stops working, settings hand out a new one.
+    expect((await admin('/machines/sim/camera-token', { method: 'DELETE' })).status).toBe(204);
+    expect((await fetch(snapshotUrl)).status).toBe(403);
+    const renewed = (await (await haRequest(`${base}api/settings`, { key: readKey })).json()) as typeof body;
+    expect(renewed.webcam.snapshotUrl).not.toBe(body.webcam.snapshotUrl);
+    expect((await fetch(renewed.webcam.snapshotUrl)).status).toBe(200);
+    expect(renewed.plugins.discovery.upnpUuid).toBe(body.plugins.discovery.upnpUuid);
+  });
+
+  it('Home Assistant: its 30-second poll reads the printer and the job through a print, then pauses, resumes and cancels it', async () => {
+    const base = `${api.baseUrl}/octoprint/sim/`;
+    const key = await createKey(api.dataDir, 'ha-poll', 'read,control');
+    // OctoprintDataUpdateCoordinator: get_printer_info, then get_job_info.
+    const idlePrinter = await haRequest(`${base}api/printer`, { key });
+    expect(idlePrinter.status).toBe(200);
+    const idle = (await idlePrinter.json()) as Record<string, any>;
+    expect(idle.state).toEqual({
+      text: 'Operational',
+      flags: {
+        operational: true,
+        printing: false,
+        paused: false,
+        pausing: false,
+        cancelling: false,
+        resuming: false,
+        finishing: false,
+        sdReady: false,
+        error: false,
+        ready: true,
+        closedOrError: false,
+      },
+    });
+    expect(Object.keys(idle.temperature).sort()).toEqual(['bed', 'tool0']);
+    for (const sensor of ['bed', 'tool0']) {
+      expect(idle.temperature[sensor]).toEqual({
+        actual: expect.any(Number),
+        target: idle.temperature[sensor].target,
+        offset: 0,
+      });
+    }
+    const idleJob = (await (await haRequest(`${base}api/job`, { key })).json()) as Record<string, any>;
+    expect(idleJob).toEqual({
+      job: {
+        file: { name: null, path: null, display: null, origin: null, size: null, date: null },
+        estimatedPrintTime: null,
+        averagePrintTime: null,
+        lastPrintTime: null,
+        filament: null,
+        user: null,
+      },
+      progress: {
+        completion: null,
+        filepos: null,
+        printTime: null,
+        printTimeLeft: null,
+        printTimeLeftOrigin: null,
+      },
+      state: 'Operational',
+    });
+
+    const jobId = await startPrint('sim', 'benchy.gcode');
+    const printing = (await (await haRequest(`${base}api/printer`, { key })).json()) as Record<string, any>;
+    expect(printing.state.text).toBe('Printing');
+    expect(printing.state.flags).toMatchObject({
+      printing: true,
+      operational: true,
+      ready: false,
+      paused: false,
+    });
+    expect(printing.temperature.tool0).toEqual({ actual: 210, target: 210, offset: 0 });
+    expect(printing.temperature.bed).toEqual({ actual: 60, target: 60, offset: 0 });
+    const job = (await (await haRequest(`${base}api/job`, { key })).json()) as Record<string, any>;
+    expect(job.state).toBe('Printing');
+    expect(job.job.file).toMatchObject({ name: 'benchy.gcode', origin: 'local', size: GCODE.length });
+    expect(job.job.user).toBe('slicer');
+    expect(job.progress.completion).toEqual(expect.any(Number));
+    expect(job.progress.printTime).toEqual(expect.any(Number));
+
+    // The pause, resume and stop buttons: issue_job_command.
+    const pause = await haRequest(`${base}api/job`, {
+      method: 'POST',
+      key,
+      json: { command: 'pause', action: 'pause' },
+    });
+    expect(pause.status).toBe(204);
+    await waitFor(
+      async () =>
+        ((await (await haRequest(`${base}api/printer`, { key })).json()) as any).state.text === 'Paused',
+    );
+    const pausedJob = (await (await haRequest(`${base}api/job`, { key })).json()) as Record<string, any>;
+    expect(pausedJob.state).toBe('Paused');
+    const resume = await haRequest(`${base}api/job`, {
+      method: 'POST',
+      key,
+      json: { command: 'pause', action: 'resume' },
+    });
+    expect(resume.status).toBe(204);
+    await waitFor(
+      async () =>
+        ((await (await haRequest(`${base}api/printer`, { key })).json()) as any).state.text === 'Printing',
+    );
+    // A read key may watch but not act, as on POST /machines/{id}/pause.
+    const refused = await haRequest(`${base}api/job`, {
+      method: 'POST',
+      key: readKey,
+      json: { command: 'cancel' },
+    });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({
+      error: 'the API key "viewer" lacks the "control" scope needed for POST /octoprint/{target}/api/job',
+    });
+    const cancel = await haRequest(`${base}api/job`, { method: 'POST', key, json: { command: 'cancel' } });
+    expect(cancel.status).toBe(204);
+    await waitFor(async () => ((await (await admin(`/jobs/${jobId}`)).json()) as any).status === 'cancelled');
+    const again = await haRequest(`${base}api/job`, {
+      method: 'POST',
+      key,
+      json: { command: 'pause', action: 'toggle' },
+    });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toEqual({ error: expect.any(String) });
+  });
+
+  it('an offline machine: api/printer 409 {"error"}, api/job 200 with state Offline', async () => {
+    const base = `${api.baseUrl}/octoprint/down/`;
+    const printer = await haRequest(`${base}api/printer`, { key: readKey });
+    expect(printer.status).toBe(409);
+    expect(await printer.json()).toEqual({ error: 'Printer is not operational' });
+    const job = await haRequest(`${base}api/job`, { key: readKey });
+    expect(job.status).toBe(200);
+    expect(((await job.json()) as { state: string }).state).toBe('Offline');
   });
 });

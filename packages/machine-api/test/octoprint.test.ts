@@ -365,7 +365,8 @@ loaded_filament_idx = 0
     const settingsJson = JSON.parse(settings.body);
     expect(settingsJson.feature.sdSupport).toBe(false);
     expect(settingsJson.webcam.streamUrl).toBe('');
-    expect(Object.keys(settingsJson.plugins)).toEqual([]);
+    // No UltimakerPackageFormat: Cura uploads plain G-code.
+    expect(Object.keys(settingsJson.plugins)).toEqual(['discovery']);
     expect(settingsJson.gcodeAnalysis).toBeUndefined();
     const version = JSON.parse(
       (await rawRequest(api.baseUrl, { method: 'GET', target: `${base}api/version`, headers: qtHeaders() }))
@@ -415,7 +416,7 @@ loaded_filament_idx = 0
     );
     expect(job.state).toBe('Operational');
     expect(job.job.file.name).toBeNull();
-    expect(job.progress).toEqual({ completion: null, printTime: null, printTimeLeft: null });
+    expect(job.progress).toMatchObject({ completion: null, printTime: null, printTimeLeft: null });
 
     // _sendPrintJob with auto-print and no analysis wait: path, file, select, print (Qt multipart).
     const fileName = 'CE3_benchy two.gcode';

@@ -50,12 +50,17 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   return bearer?.[1];
 }
 
+/** What the access hook asks about camera tokens (camera-tokens.ts). */
+export interface CameraTokenCheck {
+  verify(machineId: string, token: string): Promise<boolean>;
+}
+
 /** Registers CORS and the access hook; call before any route is added. */
 export async function installAccess(
   app: FastifyInstance,
-  options: { settings: AccessSettings; keys: KeyService },
+  options: { settings: AccessSettings; keys: KeyService; cameraTokens: CameraTokenCheck },
 ): Promise<void> {
-  const { settings, keys } = options;
+  const { settings, keys, cameraTokens } = options;
   const { origins } = settings;
   app.decorateRequest('actor', null);
 
@@ -125,7 +130,7 @@ export async function installAccess(
       if (rule && rule.kind !== 'open') rules.set(method, rule);
     }
     if (rules.size === 0) return;
-    const check = keyCheck(route.url ?? '', rules, settings, keys);
+    const check = keyCheck(route.url ?? '', rules, settings, keys, cameraTokens);
     const existing = route.onRequest;
     // A new array: Fastify's HEAD twin of a GET route is built from a copy of the same options.
     route.onRequest = [
@@ -141,6 +146,7 @@ function keyCheck(
   rules: ReadonlyMap<string, Rule>,
   settings: AccessSettings,
   keys: KeyService,
+  cameraTokens: CameraTokenCheck,
 ): onRequestHookHandler {
   return (request, reply, done) => {
     const rule = rules.get(request.method);
@@ -148,6 +154,17 @@ function keyCheck(
     if (!settings.keysRequired) {
       request.actor = ANONYMOUS;
       return done();
+    }
+    const token = rule.kind === 'camera' ? cameraToken(request) : undefined;
+    if (token !== undefined) {
+      const machineId = (request.params as { target?: string }).target ?? '';
+      cameraTokens.verify(machineId, token).then((valid) => {
+        if (!valid) return done(new Unauthorized('the camera token is not valid (unknown or revoked)'));
+        // Read-only and for this one machine's camera: the route serves nothing else.
+        request.actor = { name: `camera:${machineId}`, scopes: new Set(['read']) };
+        done();
+      }, done);
+      return;
     }
     const key = presentedKey(request);
     if (!key) {
@@ -165,12 +182,19 @@ function keyCheck(
   };
 }
 
+/** The `token` query parameter of a webcam URL, if any. */
+function cameraToken(request: FastifyRequest): string | undefined {
+  const value = (request.query as Record<string, unknown> | undefined)?.token;
+  return typeof value === 'string' ? value : undefined;
+}
+
 /** Undefined when `actor` passes `rule`, else the 403 naming the scope it lacks. */
 function scopeError(method: string, route: string, rule: Rule, actor: Actor): MissingScope | undefined {
   if (rule.kind === 'key') return undefined;
   // Ownership is the job service's to judge; here only whether the key could act on any job at all.
   if (rule.kind === 'own-job' && (allows(actor, 'print') || allows(actor, 'control'))) return undefined;
   if (rule.kind === 'scope' && allows(actor, rule.scope)) return undefined;
+  if (rule.kind === 'camera' && allows(actor, 'read')) return undefined;
   const path = route.replace(/:(\w+)/g, '{$1}');
   const others = rule.kind === 'own-job' ? ' (or "control" for jobs of other keys)' : '';
   return new MissingScope(

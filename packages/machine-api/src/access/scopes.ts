@@ -49,14 +49,22 @@ export function parseScopes(list: readonly string[]): Scope[] {
  * - `key`: any valid key, whatever its scopes (the OctoPrint handshake a slicer makes with its key);
  * - `scope`: a key with that scope;
  * - `own-job`: `print` for the caller's own jobs, `control` for anyone's (the job service decides,
- *   since only it knows the owner).
+ *   since only it knows the owner);
+ * - `camera`: the machine's camera token in `?token=` (camera-tokens.ts), or a key with `read` (the
+ *   webcam URLs OctoPrint clients fetch without their key).
  */
-export type Rule = { kind: 'open' } | { kind: 'key' } | { kind: 'scope'; scope: Scope } | { kind: 'own-job' };
+export type Rule =
+  | { kind: 'open' }
+  | { kind: 'key' }
+  | { kind: 'scope'; scope: Scope }
+  | { kind: 'own-job' }
+  | { kind: 'camera' };
 
 const OPEN: Rule = { kind: 'open' };
 const KEY: Rule = { kind: 'key' };
 const scope = (s: Scope): Rule => ({ kind: 'scope', scope: s });
 const OWN_JOB: Rule = { kind: 'own-job' };
+const CAMERA: Rule = { kind: 'camera' };
 
 /** OctoPrint endpoints a slicer calls to test its connection; they show nothing about machines or jobs. */
 const OCTOPRINT_HANDSHAKE = new Set([
@@ -86,6 +94,7 @@ const WRITES: Record<string, Rule> = {
   'DELETE /files/:name': OWN_JOB,
   'POST /octoprint/:target/api/files/local': scope('print'),
   'POST /octoprint/:target/api/files/local/*': scope('print'),
+  'POST /octoprint/:target/api/job': scope('control'),
   'POST /machines/:id/pause': scope('control'),
   'POST /machines/:id/resume': scope('control'),
   'POST /machines/:id/stop': scope('control'),
@@ -124,6 +133,7 @@ export function ruleFor(method: string, route: string | undefined, options: Rule
     // Targets hold chat ids, addresses and URLs; the log shows what went where: both are the admin's.
     if (route.startsWith('/notifications')) return scope('admin');
     if (octoprintPath !== undefined && OCTOPRINT_HANDSHAKE.has(octoprintPath)) return KEY;
+    if (octoprintPath === 'webcam/') return CAMERA;
     return scope('read');
   }
   if (method === 'POST' && octoprintPath !== undefined && OCTOPRINT_HANDSHAKE.has(octoprintPath)) {
@@ -136,6 +146,7 @@ export function ruleFor(method: string, route: string | undefined, options: Rule
 export function neededScope(rule: Rule): Scope | null {
   if (rule.kind === 'scope') return rule.scope;
   if (rule.kind === 'own-job') return 'print';
+  if (rule.kind === 'camera') return 'read';
   return null;
 }
 

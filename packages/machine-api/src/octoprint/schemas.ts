@@ -6,6 +6,8 @@
 
 import { type Static, Type } from 'typebox';
 
+const NullableString = Type.Unsafe<string | null>({ type: 'string', nullable: true });
+
 export const OctoPrintError = Type.Object(
   { error: Type.String({ description: 'What went wrong, in words.' }) },
   {
@@ -37,14 +39,48 @@ export const OctoPrintSettings = Type.Object(
       sdSupport: Type.Boolean({ description: 'Cura offers "store on SD" when true.' }),
     }),
     webcam: Type.Object({
-      webcamEnabled: Type.Boolean(),
-      streamUrl: Type.String({ description: 'Empty: Cura shows no camera.' }),
+      webcamEnabled: Type.Boolean({ description: 'True when the machine has a camera.' }),
+      timelapseEnabled: Type.Boolean(),
+      streamUrl: Type.String({
+        description:
+          'Absolute MJPEG URL carrying the camera token (opened without the API key); empty without a camera.',
+      }),
+      snapshotUrl: Type.String({ description: 'Absolute JPEG URL, with the same token.' }),
+      streamRatio: Type.String(),
+      streamTimeout: Type.Number(),
+      snapshotTimeout: Type.Number(),
+      snapshotSslValidation: Type.Boolean(),
+      flipH: Type.Boolean(),
+      flipV: Type.Boolean(),
+      rotate90: Type.Boolean(),
+      bitrate: Type.String(),
+      cacheBuster: Type.Boolean(),
     }),
-    plugins: Type.Record(Type.String(), Type.Unknown(), {
-      description: 'Empty: Cura uploads plain G-code (not .ufp) and does not wait for an analysis.',
-    }),
+    plugins: Type.Object(
+      {
+        discovery: Type.Object({
+          upnpUuid: Type.String({
+            format: 'uuid',
+            description:
+              'Stable per machine and install (the same after restarts); Home Assistant makes it the device id.',
+          }),
+          publicHost: NullableString,
+          publicPort: Type.Unsafe<number | null>({ type: 'integer', nullable: true }),
+          httpUsername: NullableString,
+          httpPassword: NullableString,
+        }),
+      },
+      {
+        description:
+          'Only `discovery`: Cura then uploads plain G-code (not .ufp) and does not wait for an analysis.',
+      },
+    ),
   },
-  { $id: 'OctoPrintSettings', description: '`GET api/settings`; Cura uses it to test the key (200 or 401).' },
+  {
+    $id: 'OctoPrintSettings',
+    description:
+      '`GET api/settings`; Cura tests the key with it, Home Assistant reads the device id and camera.',
+  },
 );
 
 export const OctoPrintUser = Type.Object(
@@ -99,33 +135,49 @@ export const OctoPrintFileCommand = Type.Object(
   },
 );
 
+const NullableNumber = Type.Unsafe<number | null>({ type: 'number', nullable: true });
+const NullableInteger = Type.Unsafe<number | null>({ type: 'integer', nullable: true });
+
 const Temperature = Type.Object({
-  actual: Type.Unsafe<number | null>({ type: 'number', nullable: true }),
-  target: Type.Unsafe<number | null>({ type: 'number', nullable: true }),
-  offset: Type.Number(),
+  actual: Type.Unsafe<number | null>({ type: 'number', nullable: true, description: '°C.' }),
+  target: Type.Unsafe<number | null>({
+    type: 'number',
+    nullable: true,
+    description: '°C; null when the machine does not say.',
+  }),
+  offset: Type.Number({ description: 'Always 0: offsets are not applied.' }),
+});
+
+const PrinterState = Type.Object({
+  text: Type.String({
+    description: '`Operational`, `Printing`, `Paused`, `Offline`, `Connecting`, `Error`.',
+  }),
+  flags: Type.Object({
+    operational: Type.Boolean(),
+    printing: Type.Boolean(),
+    paused: Type.Boolean(),
+    pausing: Type.Boolean(),
+    cancelling: Type.Boolean(),
+    resuming: Type.Boolean(),
+    finishing: Type.Boolean(),
+    sdReady: Type.Boolean(),
+    error: Type.Boolean(),
+    ready: Type.Boolean({ description: 'Idle and cleared: a new job may start.' }),
+    closedOrError: Type.Boolean(),
+  }),
+  error: Type.Optional(Type.String({ description: "The machine's error message, in state `Error`." })),
 });
 
 export const OctoPrintPrinter = Type.Object(
   {
-    temperature: Type.Record(Type.String(), Temperature, { description: '`tool0`…, `bed`.' }),
-    state: Type.Object({
-      text: Type.String(),
-      flags: Type.Object({
-        operational: Type.Boolean(),
-        paused: Type.Boolean(),
-        printing: Type.Boolean(),
-        pausing: Type.Boolean(),
-        cancelling: Type.Boolean(),
-        sdReady: Type.Boolean(),
-        error: Type.Boolean(),
-        ready: Type.Boolean(),
-        closedOrError: Type.Boolean(),
-      }),
-    }),
+    temperature: Type.Record(Type.String(), Temperature, { description: '`tool0`…, `bed`, `chamber`.' }),
+    state: PrinterState,
+    sd: Type.Object({ ready: Type.Boolean() }),
   },
   {
     $id: 'OctoPrintPrinter',
-    description: '`GET api/printer`, polled by Cura (409 while the machine is offline).',
+    description:
+      '`GET api/printer`, polled by Cura and Home Assistant (409 `{"error"}` while the machine is offline).',
   },
 );
 export type OctoPrintPrinter = Static<typeof OctoPrintPrinter>;
@@ -133,18 +185,70 @@ export type OctoPrintPrinter = Static<typeof OctoPrintPrinter>;
 export const OctoPrintJob = Type.Object(
   {
     job: Type.Object({
-      file: Type.Object({ name: Type.Unsafe<string | null>({ type: 'string', nullable: true }) }),
+      file: Type.Object({
+        name: NullableString,
+        path: NullableString,
+        display: NullableString,
+        origin: Type.Unsafe<'local' | null>({ type: 'string', enum: ['local'], nullable: true }),
+        size: Type.Unsafe<number | null>({ type: 'integer', nullable: true, description: 'Bytes.' }),
+        date: Type.Unsafe<number | null>({ type: 'integer', nullable: true, description: 'Unix seconds.' }),
+      }),
+      estimatedPrintTime: Type.Unsafe<number | null>({
+        type: 'number',
+        nullable: true,
+        description: "Seconds, the slicer's estimate; null for G-code not sliced here.",
+      }),
+      averagePrintTime: NullableNumber,
+      lastPrintTime: NullableNumber,
+      filament: Type.Unsafe<null>({ type: 'object', nullable: true }),
+      user: Type.Unsafe<string | null>({
+        type: 'string',
+        nullable: true,
+        description: 'The key that submitted the job.',
+      }),
     }),
     progress: Type.Object({
-      completion: Type.Unsafe<number | null>({ type: 'number', nullable: true }),
-      printTime: Type.Unsafe<number | null>({ type: 'number', nullable: true }),
-      printTimeLeft: Type.Unsafe<number | null>({ type: 'number', nullable: true }),
+      completion: Type.Unsafe<number | null>({ type: 'number', nullable: true, description: 'Percent.' }),
+      filepos: NullableInteger,
+      printTime: Type.Unsafe<number | null>({
+        type: 'integer',
+        nullable: true,
+        description: 'Seconds so far.',
+      }),
+      printTimeLeft: Type.Unsafe<number | null>({ type: 'integer', nullable: true, description: 'Seconds.' }),
+      printTimeLeftOrigin: Type.Unsafe<string | null>({
+        type: 'string',
+        nullable: true,
+        description: '`estimate` (from the slicer) or `linear` (from the time so far).',
+      }),
     }),
-    state: Type.String({ description: '`Operational`, `Printing`, `Paused`, `Offline`, `Error`.' }),
+    state: Type.String({ description: 'As `api/printer` `state.text`; `Offline` while the machine is.' }),
+    error: Type.Optional(Type.String({ description: "The machine's error message, in state `Error`." })),
   },
-  { $id: 'OctoPrintJob', description: '`GET api/job`, polled by Cura.' },
+  {
+    $id: 'OctoPrintJob',
+    description: '`GET api/job`, polled by Cura, Home Assistant and the apps (200 even offline).',
+  },
 );
 export type OctoPrintJob = Static<typeof OctoPrintJob>;
+
+export const OctoPrintJobCommand = Type.Object(
+  {
+    command: Type.Union(
+      [Type.Literal('pause'), Type.Literal('cancel'), Type.Literal('start'), Type.Literal('restart')],
+      {
+        description:
+          '`pause` (with `action`) and `cancel` act on the machine; `start`/`restart` answer 409 (no file is selected here).',
+      },
+    ),
+    action: Type.Optional(
+      Type.Union([Type.Literal('pause'), Type.Literal('resume'), Type.Literal('toggle')], {
+        description: 'For `pause`: `pause`, `resume` or `toggle` (the default).',
+      }),
+    ),
+  },
+  { $id: 'OctoPrintJobCommand', description: '`POST api/job`.' },
+);
 
 export const OctoPrintPrinterProfiles = Type.Object(
   { profiles: Type.Record(Type.String(), Type.Unknown()) },
@@ -195,6 +299,7 @@ export const AppKeyDecision = Type.Object(
 );
 
 export const octoPrintSchemas = [
+  OctoPrintJobCommand,
   AppKeyRequestBody,
   AppKeyRequestCreated,
   AppKeyDecision,

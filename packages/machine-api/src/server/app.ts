@@ -101,7 +101,11 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   });
 
   // CORS and the key/scope/origin checks, before any route and before any body is read.
-  await installAccess(app, { settings: options.access, keys: context.keys });
+  await installAccess(app, {
+    settings: options.access,
+    keys: context.keys,
+    cameraTokens: context.cameraTokens,
+  });
   // Multipart bodies are parsed only by the upload routes (see below). Elsewhere such a body is accepted
   // unread, as @fastify/multipart's parser would, so those routes answer as before (their own validation).
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
@@ -132,6 +136,13 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     await uploads.register(octoPrintRoutes, {
       machines: context.machines,
       appKeys: context.appKeys,
+      hasCamera: (machineId) => context.cameras.status(machineId) !== null,
+      cameraTokens: context.cameraTokens,
+      installSecret: context.installSecret,
+      currentJob: async (machineId) => {
+        const current = context.jobs.currentJob(machineId);
+        return current ? context.jobs.get(current.id).catch(() => null) : null;
+      },
       statusTimeoutMs: context.statusTimeoutMs,
       files: context.files,
       submit: context.submit,

@@ -135,9 +135,11 @@ function securityOf(method: string, path: string, access: AccessSettings): { [ke
       ? 'any'
       : rule.kind === 'own-job'
         ? 'print (own jobs) or control'
-        : rule.scope === 'clear'
-          ? 'clear or control'
-          : rule.scope;
+        : rule.kind === 'camera'
+          ? 'read, or the camera token in `token`'
+          : rule.scope === 'clear'
+            ? 'clear or control'
+            : rule.scope;
   const required: Json[] = [{ api_key: [] }, { bearer: [] }];
   return { security: access.keysRequired ? required : [], 'x-required-scope': scope };
 }

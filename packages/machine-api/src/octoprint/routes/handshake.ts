@@ -5,7 +5,9 @@
  */
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { type Actor, allows } from '../../access/scopes.js';
 import { ref } from '../../server/schemas/refs.js';
+import { basePath } from '../base-url.js';
 import {
   OctoPrintPrinterProfiles,
   OctoPrintServer,
@@ -17,6 +19,39 @@ import { type OctoPrintContext, schema, targetOf as target } from './target.js';
 
 /** The OctoPrint version slicers are told; 1.1.0 is the least PrusaSlicer accepts. */
 const OCTOPRINT_SERVER = '1.10.0';
+
+function allowsRead(actor: Actor | null): boolean {
+  return actor === null || allows(actor, 'read');
+}
+
+/**
+ * OctoPrint's `webcam` block. The URLs are absolute: Home Assistant (pyoctoprintapi) resolves a relative
+ * one against its base, other apps against the host's root, and only an absolute URL means the same to
+ * both. Home Assistant takes the still image from the stream URL with `action=snapshot` in its query,
+ * which this URL answers too.
+ */
+function webcamSettings(url: string | null) {
+  return {
+    webcamEnabled: url !== null,
+    timelapseEnabled: false,
+    streamUrl: url === null ? '' : `${url}&action=stream`,
+    snapshotUrl: url === null ? '' : `${url}&action=snapshot`,
+    streamRatio: '16:9',
+    streamTimeout: 5,
+    snapshotTimeout: 5,
+    snapshotSslValidation: true,
+    flipH: false,
+    flipV: false,
+    rotate90: false,
+    bitrate: '',
+    cacheBuster: false,
+  };
+}
+
+/** The discovery plugin's settings: `upnpUuid` is the device id Home Assistant keys the printer on. */
+function discoverySettings(upnpUuid: string) {
+  return { upnpUuid, publicHost: null, publicPort: null, httpUsername: null, httpPassword: null };
+}
 
 /** The user a key stands for, as OctoPrint describes one; without access control, an admin. */
 function userOf(request: { actor: { name: string | null; scopes: ReadonlySet<string> } | null }) {
@@ -70,12 +105,19 @@ export const handshakeRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = asyn
       ),
     },
     async (request) => {
-      targetOf(request.params, request.query);
+      const target = targetOf(request.params, request.query);
+      const machineId = target.kind === 'machine' ? target.machineId : 'queue';
+      const base = `${request.protocol}://${request.headers.host ?? 'localhost'}${basePath(target)}`;
+      // The camera URLs carry the camera token, so only a key that may see the camera is told them.
+      const camera =
+        target.kind === 'machine' && context.hasCamera(machineId) && allowsRead(request.actor)
+          ? await context.cameraTokens.tokenFor(machineId)
+          : null;
       return {
         api: { allowCrossOrigin: false },
         feature: { sdSupport: false },
-        webcam: { webcamEnabled: false, streamUrl: '' },
-        plugins: {},
+        webcam: webcamSettings(camera === null ? null : `${base}webcam/?token=${camera}`),
+        plugins: { discovery: discoverySettings(context.installSecret.uuidFor(`octoprint:${machineId}`)) },
       };
     },
   );

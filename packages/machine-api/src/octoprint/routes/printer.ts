@@ -1,11 +1,24 @@
-/** What Cura polls: `api/printer` (temperatures and state flags) and `api/job` (progress). */
+/**
+ * What Cura, Home Assistant and the apps poll: `api/printer` (temperatures and state flags; 409 while the
+ * machine is not operational, as OctoPrint) and `api/job` (the job and its progress; 200 even offline),
+ * and the job commands Home Assistant's buttons and the apps send (`POST api/job`: pause, resume, cancel)
+ * through the same machine controls as `POST /machines/{id}/pause|resume|stop`.
+ */
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Conflict } from '../../errors.js';
-import type { MachineStatus } from '../../machines/machine.js';
 import { ref } from '../../server/schemas/refs.js';
-import { OctoPrintJob, OctoPrintPrinter } from '../schemas.js';
-import { type OctoPrintContext, schema, statusOf, targetOf } from './target.js';
+import { strictValidatorCompiler } from '../../server/strict-validation.js';
+import { OctoPrintJob, OctoPrintJobCommand, OctoPrintPrinter } from '../schemas.js';
+import { jobOf, printerOf } from '../state.js';
+import {
+  type OctoPrintContext,
+  octoPrintErrorResponses,
+  schema,
+  statusOf,
+  TargetParams,
+  targetOf,
+} from './target.js';
 
 export const printerRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = async (app, context) => {
   app.get(
@@ -19,76 +32,67 @@ export const printerRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = async 
     },
     async (request) => {
       const target = targetOf(context.machines, request.params, request.query);
-      const status = await statusOf(context, target);
-      const printer = printerOf(status);
-      if (!printer.state.flags.operational) {
-        // As OctoPrint: 409; Cura, Home Assistant and OctoPod then show the printer as offline.
-        throw new Conflict('Printer is not operational');
-      }
+      const printer = printerOf(await statusOf(context, target));
+      // As OctoPrint: 409; Cura, Home Assistant and OctoPod then show the printer as offline.
+      if (!printer.state.flags.operational) throw new Conflict('Printer is not operational');
       return printer;
     },
   );
 
   app.get(
     '/octoprint/:target/api/job',
-    { schema: schema('octoprint_job', 'OctoPrint: the current job and its progress.', ref(OctoPrintJob)) },
+    {
+      schema: schema(
+        'octoprint_job',
+        'OctoPrint: the current job and its progress (200 with state `Offline` while the machine is).',
+        ref(OctoPrintJob),
+      ),
+    },
     async (request) => {
       const target = targetOf(context.machines, request.params, request.query);
       const status = await statusOf(context, target);
-      return jobOf(status, printerOf(status).state.text);
+      const job = target.kind === 'machine' ? await context.currentJob(target.machineId) : null;
+      return jobOf(status, job);
+    },
+  );
+
+  app.post(
+    '/octoprint/:target/api/job',
+    {
+      schema: {
+        operationId: 'octoprint_job_command',
+        summary:
+          'OctoPrint: `{"command": "pause", "action": "pause|resume|toggle"}` or `{"command": "cancel"}` → 204, through the machine controls of `POST /machines/{id}/pause|resume|stop` (scope `control`); 409 when the machine is not in a state for it.',
+        tags: ['octoprint'],
+        params: TargetParams,
+        body: ref(OctoPrintJobCommand),
+        response: { 204: { description: 'done' }, ...octoPrintErrorResponses },
+      },
+      validatorCompiler: strictValidatorCompiler,
+    },
+    async (request, reply) => {
+      const target = targetOf(context.machines, request.params, request.query);
+      if (target.kind !== 'machine') {
+        throw new Conflict('the farm queue runs no job itself; send job commands to a machine base');
+      }
+      const { command, action = 'toggle' } = request.body;
+      if (command === 'start' || command === 'restart') {
+        throw new Conflict(
+          `"${command}" needs a selected file, which this service does not keep; upload with print=true or use POST /files/{name}/print`,
+        );
+      }
+      const entry = context.machines.require(target.machineId);
+      if (command === 'cancel') {
+        await entry.machine.stop();
+      } else if (action === 'pause' || action === 'resume') {
+        await entry.machine[action]();
+      } else {
+        const state = (await statusOf(context, target))?.state.state;
+        if (state === 'paused') await entry.machine.resume();
+        else if (state === 'running') await entry.machine.pause();
+        else throw new Conflict('Printer is neither printing nor paused, nothing to toggle');
+      }
+      return reply.code(204).send();
     },
   );
 };
-
-/** OctoPrint's printer state from a machine status; the queue always reads as ready (jobs wait there). */
-export function printerOf(status: MachineStatus | null): OctoPrintPrinter {
-  const state = status?.state.state ?? 'idle';
-  const text =
-    state === 'running'
-      ? 'Printing'
-      : state === 'paused'
-        ? 'Paused'
-        : state === 'offline'
-          ? 'Offline'
-          : state === 'failed'
-            ? 'Error'
-            : 'Operational';
-  const temperature: OctoPrintPrinter['temperature'] = {};
-  for (const [sensor, reading] of Object.entries(status?.temperatures ?? {})) {
-    const name =
-      sensor === 'bed'
-        ? 'bed'
-        : sensor === 'extruder'
-          ? 'tool0'
-          : /^extruder(\d+)$/.exec(sensor)
-            ? `tool${sensor.slice(8)}`
-            : null;
-    if (name) temperature[name] = { actual: reading.current, target: reading.target, offset: 0 };
-  }
-  const operational = text !== 'Offline' && text !== 'Error';
-  return {
-    temperature,
-    state: {
-      text,
-      flags: {
-        operational,
-        paused: text === 'Paused',
-        printing: text === 'Printing',
-        pausing: false,
-        cancelling: false,
-        sdReady: false,
-        error: text === 'Error',
-        ready: text === 'Operational',
-        closedOrError: !operational,
-      },
-    },
-  };
-}
-
-function jobOf(status: MachineStatus | null, state: string): OctoPrintJob {
-  return {
-    job: { file: { name: null } },
-    progress: { completion: status?.progress ?? null, printTime: null, printTimeLeft: null },
-    state,
-  };
-}

@@ -2,6 +2,9 @@
 
 import { type TSchema, Type } from 'typebox';
 import type { AppKeyRequests } from '../../access/app-keys.js';
+import type { CameraTokens } from '../../access/camera-tokens.js';
+import type { InstallSecret } from '../../access/install-secret.js';
+import type { Job } from '../../jobs/job.js';
 import type { MachineStatus } from '../../machines/machine.js';
 import type { MachineRegistry } from '../../machines/registry.js';
 import { ref } from '../../server/schemas/refs.js';
@@ -14,6 +17,14 @@ export interface OctoPrintContext {
   machines: MachineRegistry;
   /** The Application Keys flow (`plugin/appkeys/…`). */
   appKeys: AppKeyRequests;
+  /** Whether a machine has a camera (`api/settings` then names its webcam URLs). */
+  hasCamera: (machineId: string) => boolean;
+  /** The tokens in those URLs. */
+  cameraTokens: CameraTokens;
+  /** Where each machine's stable `upnpUuid` comes from. */
+  installSecret: InstallSecret;
+  /** The job a machine runs now, if the service started it. */
+  currentJob: (machineId: string) => Promise<Job | null>;
   statusTimeoutMs: number;
   files: StoredFiles;
   submit: SubmitPrint;

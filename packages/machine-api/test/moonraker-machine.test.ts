@@ -146,7 +146,8 @@ describe('Moonraker machine', () => {
     });
 
     sim.advance(0.5);
-    expect(await active.finished).toEqual({ status: 'completed' });
+    // Klipper's own count of the filament it pushed (print_stats.filament_used) comes with the outcome.
+    expect(await active.finished).toEqual({ status: 'completed', filamentUsedMm: 1500 });
     // Klipper's `complete` stays `complete` until the bed is confirmed clear, and refuses a new print.
     const after = await machine.status();
     expect(after.state).toEqual({ state: 'complete' });
@@ -164,7 +165,7 @@ describe('Moonraker machine', () => {
 
     const next = await print('second', '1a2b3c4d-0000-4000-8000-000000000000');
     sim.advance(1);
-    expect(await next.finished).toEqual({ status: 'completed' });
+    expect(await next.finished).toMatchObject({ status: 'completed' });
   });
 
   it('pauses, resumes and cancels the print; the job ends cancelled', async () => {
@@ -178,7 +179,7 @@ describe('Moonraker machine', () => {
     await machine.resume();
     expect(await waitFor(async () => (await stateOf()).state === 'running', { what: 'running' })).toBe(true);
     await machine.stop();
-    expect(await active.finished).toEqual({ status: 'cancelled' });
+    expect(await active.finished).toMatchObject({ status: 'cancelled' });
     expect(await stateOf()).toEqual({ state: 'complete' });
     await expect(machine.resume()).rejects.toMatchObject({ code: 'MachineRejected' });
   });
@@ -260,14 +261,14 @@ describe('Moonraker machine', () => {
     // Klipper prints from its virtual SD card while Moonraker is away.
     sim.advance(1);
     await sim.acceptAgain();
-    expect(await active.finished).toEqual({ status: 'completed' });
+    expect(await active.finished).toMatchObject({ status: 'completed' });
   });
 
   it("fails the job with Klipper's message when the print errors", async () => {
     await setUp();
     const active = await print();
     sim.failPrint('Move out of range: 250.000 0.000 0.200 [1.000]');
-    expect(await active.finished).toEqual({
+    expect(await active.finished).toMatchObject({
       status: 'failed',
       message: 'Move out of range: 250.000 0.000 0.200 [1.000]',
     });
@@ -284,7 +285,7 @@ describe('Moonraker machine', () => {
     await setUp();
     const active = await print();
     sim.setKlippy('shutdown', 'MCU shutdown: Timer too close');
-    expect(await active.finished).toEqual({
+    expect(await active.finished).toMatchObject({
       status: 'failed',
       message: 'Klipper shutdown: MCU shutdown: Timer too close',
     });
@@ -297,7 +298,7 @@ describe('Moonraker machine', () => {
     const active = await print();
     await waitFor(async () => (await stateOf()).state === 'running', { what: 'running' });
     sim.restartKlipper();
-    expect(await active.finished).toEqual({
+    expect(await active.finished).toMatchObject({
       status: 'failed',
       message: 'Klipper restarted during the print; the job was lost',
     });
@@ -336,7 +337,7 @@ describe('Moonraker machine', () => {
     expect(await waitFor(async () => (await stateOf()).state === 'idle', { what: 'idle' })).toBe(true);
     const active = await print();
     sim.advance(1);
-    expect(await active.finished).toEqual({ status: 'completed' });
+    expect(await active.finished).toMatchObject({ status: 'completed' });
   });
 
   it('polls over HTTP when the websocket is not available, through a whole print', async () => {
@@ -350,7 +351,7 @@ describe('Moonraker machine', () => {
     sim.advance(0.25);
     await waitFor(async () => (await machine.status()).progress === 25, { what: 'progress 25' });
     sim.advance(1);
-    expect(await active.finished).toEqual({ status: 'completed' });
+    expect(await active.finished).toMatchObject({ status: 'completed' });
   });
 
   it('sends the API key as X-Api-Key on HTTP and websocket, and is offline with a wrong key', async () => {
@@ -364,7 +365,7 @@ describe('Moonraker machine', () => {
     );
     const active = await print();
     sim.advance(1);
-    expect(await active.finished).toEqual({ status: 'completed' });
+    expect(await active.finished).toMatchObject({ status: 'completed' });
     expect(sim.requests.length).toBeGreaterThan(3);
     expect(sim.requests.every((request) => request.headers['x-api-key'] === 'k3y')).toBe(true);
 

@@ -106,6 +106,7 @@ describe('POST /print and the job lifecycle', () => {
       status: 'completed',
       message: null,
       estimate: null,
+      filament: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
       finished_at: expect.any(String),

@@ -49,6 +49,12 @@ export const CommonKeys = Type.Object({
         material: Type.Object({ type: Type.Union(FILAMENT_MATERIALS.map((m) => Type.Literal(m))) }),
         name: Type.Optional(Type.String()),
         color: Type.Optional(Type.String({ pattern: '^[0-9A-Fa-f]{6}$' })),
+        /** g/cm³, to turn a length into a weight (default: the material's typical density). */
+        density: Type.Optional(Type.Number({ minimum: 0.3, maximum: 5 })),
+        /** mm (default 1.75). */
+        diameter: Type.Optional(Type.Number({ minimum: 0.5, maximum: 5 })),
+        /** Price of a kilogram in `[filament] currency`, for the cost of jobs printed without a Spoolman spool. */
+        price_per_kg: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000 })),
       }),
     ),
   ),
@@ -90,6 +96,9 @@ export interface Filament {
   material: { type: string };
   name?: string;
   color?: string;
+  density?: number;
+  diameter?: number;
+  price_per_kg?: number;
 }
 
 /** The keys shared by every machine type, checked and with paths made absolute. */

@@ -39,6 +39,10 @@ export interface JobsTable {
   dispatched_at: string | null;
   /** Where a queued job's design waits (kept for `requeue` after a failure); null otherwise. */
   design_path: string | null;
+  /** JSON of the job's `JobFilament` (jobs/filament.ts); null when nothing is known. */
+  filament: string | null;
+  /** When the machine started printing the job (print hours in `GET /stats`). */
+  printing_at: string | null;
 }
 
 /** One row per machine whose bed waits for a `POST /machines/{id}/clear` after a print. */
@@ -191,6 +195,13 @@ const migrations: Record<string, Migration> = {
   },
   '030_notifications': notifyMigration,
   '031_app_keys_and_camera_tokens': accessMigration,
+  '033_filament': {
+    async up(db) {
+      await db.schema.alterTable('jobs').addColumn('filament', 'text').execute();
+      await db.schema.alterTable('jobs').addColumn('printing_at', 'text').execute();
+      await db.schema.createIndex('jobs_finished').on('jobs').columns(['finished_at']).execute();
+    },
+  },
 };
 
 /** Opens (creating if needed) `<dataDir>/machine-api.sqlite` and brings its schema up to date. */

@@ -20,6 +20,7 @@ export function isFinal(status: JobStatus): boolean {
 
 import type { MachineType } from '../machines/machine.js';
 import type { SliceEstimate } from '../slicer/slicer.js';
+import type { JobFilament } from './filament.js';
 
 /** What a job was submitted with: `POST /print`'s `PrintParameters`, or a queued job's (no machine yet). */
 export interface JobParameters {
@@ -73,6 +74,10 @@ export interface Job {
   dispatchedAt: string | null;
   /** Where a queued job's design is kept; null once removed or for `POST /print` jobs. */
   designPath: string | null;
+  /** Filament estimated, used and its cost; null when nothing is known. */
+  filament: JobFilament | null;
+  /** When the machine started printing it. */
+  printingAt: string | null;
 }
 
 /** A queued job still waiting for a machine. */

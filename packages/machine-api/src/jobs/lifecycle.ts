@@ -14,6 +14,7 @@ import { MachineError, type PrintOutcome } from '../machines/machine.js';
 import type { MachineChange, MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
+import { type JobFilament, usedFilament } from './filament.js';
 import type { Job, JobStatus } from './job.js';
 import type { JobStore } from './store.js';
 
@@ -26,6 +27,8 @@ export interface Flight {
   /** Where the job is; `current_job` of its machine reports it. */
   status: JobStatus;
   controller: AbortController;
+  /** The highest progress (percent) its machine reported while printing it. */
+  progress: number | null;
   /** Set when someone asked for the job to stop; becomes the job's message. */
   cancelReason: string | null;
   /** What the submitter is answered when the job is stopped before printing (409 unless shutting down). */
@@ -124,6 +127,7 @@ export class JobLifecycle {
       machineId,
       handedOver: false,
       status: 'queued',
+      progress: null,
       controller: new AbortController(),
       cancelReason: null,
       cancelError: null,
@@ -168,11 +172,42 @@ export class JobLifecycle {
     }
     await this.releaseMachine(flight, workDir, bedAwaits);
     try {
+      await this.recordUse(flight, outcome);
       await this.finish(flight, outcome.status, message);
     } catch (error) {
       this.options.logger.error({ err: error, job: flight.jobId }, 'could not record the end of a job');
     } finally {
       this.settle(flight);
+    }
+  }
+
+  /**
+   * The filament a print used: the printer's own count where it reports one, else the estimate scaled
+   * by the progress reached (all of it for a completed print), and what that cost.
+   */
+  private async recordUse(flight: Flight, outcome: PrintOutcome): Promise<void> {
+    const filament = (await this.options.store.get(flight.jobId))?.filament;
+    if (!filament) return;
+    const reported = outcome.filamentUsedMm;
+    const used = usedFilament(filament, {
+      completed: outcome.status === 'completed',
+      reportedMm: reported !== undefined && Number.isFinite(reported) && reported >= 0 ? reported : null,
+      progress: flight.progress,
+    });
+    await this.options.store.setFilament(flight.jobId, used);
+    this.onUse?.(flight.machineId, used);
+  }
+
+  /** Told of every print's filament use at its end (Spoolman reports). */
+  onUse: ((machineId: string, used: JobFilament) => void) | null = null;
+
+  /** Keeps the highest progress the machine of each printing job reported. */
+  watchProgress(change: MachineChange): void {
+    const progress = change.machine.status.progress;
+    if (progress === null || !Number.isFinite(progress)) return;
+    for (const flight of this.flights.values()) {
+      if (flight.machineId !== change.machine.id || flight.status !== 'printing') continue;
+      flight.progress = Math.max(flight.progress ?? 0, progress);
     }
   }
 

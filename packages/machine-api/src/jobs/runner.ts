@@ -22,6 +22,7 @@ import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js
 import type { ServiceMetrics } from '../metrics.js';
 import { preparePrint } from '../slicer/pipeline.js';
 import { killLeftoverSlicer } from '../slicer/prusa.js';
+import { estimateFilament, filamentSettings } from './filament.js';
 import { isFinal, type Job, type JobParameters, type JobStatus } from './job.js';
 import { type CurrentJob, JobLifecycle } from './lifecycle.js';
 import { assertClearable, assertFilament, assertIdle, filamentIndexFor } from './machine-fit.js';
@@ -101,7 +102,10 @@ export class JobRunner {
       [this.workRoot, this.uploadDir].map((dir) => rm(dir, { recursive: true, force: true })),
     );
     await Promise.all([this.workRoot, this.uploadDir].map((dir) => mkdir(dir, { recursive: true })));
-    this.unobserve = observer.onChange((change) => this.lifecycle.watchSilence(change));
+    this.unobserve = observer.onChange((change) => {
+      this.lifecycle.watchSilence(change);
+      this.lifecycle.watchProgress(change);
+    });
   }
 
   /** Calls `listener` with every job the runner created or changed; returns the unsubscribe function. */
@@ -350,6 +354,13 @@ export class JobRunner {
       });
       signal.throwIfAborted();
       if (prepared.estimate) await store.setEstimate(jobId, prepared.estimate);
+      // The file the machine gets decides the estimate (a queued job's was read from its upload).
+      const index = filamentIndexFor(job, entry);
+      const settings = filamentSettings(entry.common.filaments[index ?? 0]);
+      const filament = estimateFilament(prepared.filament, settings);
+      if (filament.estimatedG !== null || filament.estimatedM !== null || job.filament === null) {
+        await store.setFilament(jobId, filament);
+      }
       await this.lifecycle.advance(flight, 'uploading');
       const active = await entry.machine.print({
         jobId,

@@ -3,6 +3,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { SliceEstimate } from '../slicer/slicer.js';
 import type { JobDatabase, JobsTable } from './database.js';
+import type { JobFilament } from './filament.js';
 import {
   FINAL_STATUSES,
   type Job,
@@ -22,6 +23,8 @@ export interface NewJob {
   owner?: string | null;
   /** Set for a job entering the queue. */
   queue?: { priority: number; constraints: QueueConstraints; designPath: string };
+  /** What the uploaded file says about its filament, when it says something. */
+  filament?: JobFilament | null;
 }
 
 /** A machine whose bed waits for a confirmation that it is clear. */
@@ -61,6 +64,8 @@ function toJob(row: Selectable<JobsTable>): Job {
     queuedAt: row.queued_at,
     dispatchedAt: row.dispatched_at,
     designPath: row.design_path,
+    filament: row.filament === null ? null : (JSON.parse(row.filament) as JobFilament),
+    printingAt: row.printing_at,
   };
 }
 
@@ -91,6 +96,8 @@ export class JobStore {
         queued_at: job.queue ? now : null,
         dispatched_at: null,
         design_path: job.queue?.designPath ?? null,
+        filament: job.filament ? JSON.stringify(job.filament) : null,
+        printing_at: null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -107,7 +114,13 @@ export class JobStore {
     const now = new Date().toISOString();
     const row = await this.db
       .updateTable('jobs')
-      .set({ status, message, updated_at: now, finished_at: FINAL_STATUSES.includes(status) ? now : null })
+      .set({
+        status,
+        message,
+        updated_at: now,
+        finished_at: FINAL_STATUSES.includes(status) ? now : null,
+        ...(status === 'printing' ? { printing_at: now } : {}),
+      })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -121,6 +134,17 @@ export class JobStore {
       .set({ estimate: JSON.stringify(estimate) })
       .where('id', '=', id)
       .execute();
+  }
+
+  /** Keeps the job's filament figures (the estimate at submission, the used amounts at its end). */
+  async setFilament(id: string, filament: JobFilament): Promise<Job | undefined> {
+    const row = await this.db
+      .updateTable('jobs')
+      .set({ filament: JSON.stringify(filament) })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toJob(row) : undefined;
   }
 
   async get(id: string): Promise<Job | undefined> {
@@ -227,6 +251,7 @@ export class JobStore {
         message: null,
         estimate: null,
         finished_at: null,
+        printing_at: null,
         dispatched_at: null,
         queued_at: now,
         updated_at: now,

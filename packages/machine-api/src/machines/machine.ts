@@ -95,10 +95,14 @@ export interface PrintRequest {
   signal: AbortSignal;
 }
 
-export type PrintOutcome =
+export type PrintOutcome = (
   | { status: 'completed' }
   | { status: 'cancelled' }
-  | { status: 'failed'; message: string };
+  | { status: 'failed'; message: string }
+) & {
+  /** The printer's own count of the filament the print pushed, in mm, where it reports one. */
+  filamentUsedMm?: number;
+};
 
 /** A print the machine has accepted and started. */
 export interface ActivePrint {

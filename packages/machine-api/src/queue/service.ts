@@ -8,12 +8,14 @@ import { MissingScope } from '../access/errors.js';
 import { type Actor, ANONYMOUS, mayManageJob } from '../access/scopes.js';
 import type { DesignWorkers } from '../design/workers.js';
 import { BadRequest, Conflict, NotFound } from '../errors.js';
+import { estimateFilament } from '../jobs/filament.js';
 import { isFinal, isWaiting, type Job, type QueueConstraints } from '../jobs/job.js';
 import type { JobRunner, Upload } from '../jobs/runner.js';
 import type { JobStore } from '../jobs/store.js';
 import type { MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
+import { uploadFilament } from '../slicer/pipeline.js';
 import type { FarmQueue, QueueChange, QueuedJobView, QueueSubmission } from './queue.js';
 import { candidates, type DesignNeeds, explainNoCandidate, factsOf, type MachineFacts } from './routing.js';
 
@@ -76,6 +78,15 @@ export class QueueService implements FarmQueue {
     if (candidates(this.facts(), constraints, design).length === 0) {
       throw new BadRequest(explainNoCandidate(this.facts(), constraints, design));
     }
+    // What the upload says about its filament (G-code comments, a 3MF's slice info), so that the queue
+    // can hold the job back from a spool too short for it before anything is sliced.
+    const figures = await uploadFilament(upload.path, info.kind);
+    const filament = estimateFilament(figures, {
+      material: constraints.material ?? null,
+      density: null,
+      diameter: null,
+      pricePerKg: null,
+    });
     const id = randomUUID();
     const designPath = join(this.designDir, `${id}${safeExtension(upload.fileName)}`);
     // The file first, then the row: a crash in between leaves an orphan file, never a job without design.
@@ -97,6 +108,7 @@ export class QueueService implements FarmQueue {
         },
         queue: { priority: submission.priority, constraints, designPath },
         owner,
+        filament,
       });
     } catch (error) {
       await rm(designPath, { force: true });

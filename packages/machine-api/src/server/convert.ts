@@ -100,6 +100,14 @@ export interface JobLive {
   position: number | null;
 }
 
+/** Whether a job's filament record says anything (a material alone is for totals, not worth a field). */
+function knowsFilament(filament: Job['filament']): filament is NonNullable<Job['filament']> {
+  if (!filament) return false;
+  return [filament.estimatedG, filament.estimatedM, filament.usedG, filament.usedM, filament.spoolId].some(
+    (value) => value !== null,
+  );
+}
+
 /** A job record as the `Job` wire shape. */
 export function jobResponse(job: Job, live: JobLive): JobResponse {
   return {
@@ -116,6 +124,16 @@ export function jobResponse(job: Job, live: JobLive): JobResponse {
       filament_used_cm3: job.estimate.filamentUsedCm3,
       filament_used_g: job.estimate.filamentUsedGrams,
     },
+    filament: knowsFilament(job.filament)
+      ? {
+          estimated_g: job.filament.estimatedG,
+          estimated_m: job.filament.estimatedM,
+          used_g: job.filament.usedG,
+          used_m: job.filament.usedM,
+          cost: job.filament.cost,
+          ...(job.filament.spoolId !== null ? { spool_id: job.filament.spoolId } : {}),
+        }
+      : null,
     created_at: job.createdAt,
     updated_at: job.updatedAt,
     finished_at: job.finishedAt,

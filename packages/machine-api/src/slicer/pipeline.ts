@@ -14,7 +14,9 @@ import { InvalidDesign } from '../errors.js';
 import type { PrintFileFormat } from '../machines/machine.js';
 import { designRefusal, type MachinePrints } from '../machines/prints.js';
 import { readGcodeTrailer } from './estimate.js';
+import { type FilamentFigures, NO_FIGURES, readFilamentComments } from './filament-comments.js';
 import { PrusaSlicer } from './prusa.js';
+import { readSliceInfo } from './slice-info.js';
 import type { SliceEstimate, SlicerConfig } from './slicer.js';
 
 export type { DesignKind } from '../design/inspect.js';
@@ -51,6 +53,8 @@ export interface PreparedPrint {
   designKind: DesignKind;
   /** Slicer estimates; null for G-code that was passed through. */
   estimate: SliceEstimate | null;
+  /** What the G-code's comments (or a 3MF's slice info) say about the filament it needs. */
+  filament: FilamentFigures;
 }
 
 /** Throws `InvalidDesign` for files that are not printable and `SlicingFailed` when the slicer fails. */
@@ -68,7 +72,10 @@ export async function preparePrint(request: PrepareRequest): Promise<PreparedPri
   let estimate: SliceEstimate | null = null;
   if (design.kind !== 'gcode') {
     // A simulator without a slicer "prints" the design itself.
-    if (!request.slicer) return { filePath: request.uploadPath, designKind: design.kind, estimate: null };
+    if (!request.slicer) {
+      const filament = await uploadFilament(request.uploadPath, design.kind);
+      return { filePath: request.uploadPath, designKind: design.kind, estimate: null, filament };
+    }
     const sliced = await new PrusaSlicer(request.slicer).slice({
       designPath: await slicerInput(request, design),
       outputPath: fileInWorkDir(request.workDir, 'sliced.gcode', request.uploadPath),
@@ -79,15 +86,26 @@ export async function preparePrint(request: PrepareRequest): Promise<PreparedPri
     gcodePath = sliced.gcodePath;
     estimate = sliced.estimate;
   }
+  const filament = await readFilamentComments(gcodePath);
   if (request.ejectGcode) gcodePath = await withEjectGcode(gcodePath, request);
   if (request.format === 'gcode.3mf') {
     const packagePath = fileInWorkDir(request.workDir, 'plate.gcode.3mf', request.uploadPath);
     // Loaded here: only Bambu printers take this format, and its zip writer is not needed at start-up.
     const { writeGcode3mf } = await import('./bambu-package.js');
     await writeGcode3mf(gcodePath, packagePath, { estimate, trailer: await readGcodeTrailer(gcodePath) });
-    return { filePath: packagePath, designKind: design.kind, estimate };
+    return { filePath: packagePath, designKind: design.kind, estimate, filament };
   }
-  return { filePath: gcodePath, designKind: design.kind, estimate };
+  return { filePath: gcodePath, designKind: design.kind, estimate, filament };
+}
+
+/**
+ * What an upload says about its filament before anything is sliced: the comments of G-code, the slice
+ * info of a Bambu Studio / OrcaSlicer 3MF; nothing for a mesh.
+ */
+export async function uploadFilament(path: string, kind: DesignKind): Promise<FilamentFigures> {
+  if (kind === 'gcode') return readFilamentComments(path);
+  if (kind === '3mf') return readSliceInfo(path);
+  return NO_FIGURES;
 }
 
 /**

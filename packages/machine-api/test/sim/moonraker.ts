@@ -190,6 +190,12 @@ export class MoonrakerSim {
     this.publish();
   }
 
+  /** What Klipper reports as `print_stats.filament_used` from now on (a broken or hostile device's value). */
+  setFilamentUsed(value: unknown): void {
+    this.printStats['filament_used'] = value;
+    this.publish();
+  }
+
   /** A heater's sensor reads `celsius` now (a heater warming or cooling); subscribers get the change. */
   setTemperature(heater: 'extruder' | 'heater_bed', celsius: number): void {
     const object = this.objects[heater];

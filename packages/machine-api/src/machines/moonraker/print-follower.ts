@@ -71,12 +71,17 @@ export class PrintFollower {
       case 'paused':
         this.sawPrinting = true;
         return null;
+      // Klipper's count is read here, from the snapshot that ended the print: before any
+      // SDCARD_RESET_FILE (a clear) resets `print_stats`.
       case 'complete':
-        return { status: 'completed' };
+        return withUse({ status: 'completed' }, stats.filamentUsed ?? null);
       case 'cancelled':
-        return { status: 'cancelled' };
+        return withUse({ status: 'cancelled' }, stats.filamentUsed ?? null);
       case 'error':
-        return failed(stats.message || 'Klipper reported an error without a message');
+        return withUse(
+          failed(stats.message || 'Klipper reported an error without a message'),
+          stats.filamentUsed ?? null,
+        );
       default:
         return null;
     }
@@ -85,4 +90,8 @@ export class PrintFollower {
 
 function failed(message: string): PrintOutcome {
   return { status: 'failed', message };
+}
+
+function withUse(outcome: PrintOutcome, filamentUsed: number | null): PrintOutcome {
+  return filamentUsed === null ? outcome : { ...outcome, filamentUsedMm: filamentUsed };
 }

@@ -12,6 +12,8 @@ export interface PrintStats {
   state: string;
   filename: string;
   message: string;
+  /** mm of filament the print pushed (Klipper's own count); null when not a plausible number. */
+  filamentUsed?: number | null;
 }
 
 export function printStatsOf(objects: ObjectStatus): PrintStats | null {
@@ -21,7 +23,13 @@ export function printStatsOf(objects: ObjectStatus): PrintStats | null {
     state: stats['state'],
     filename: typeof stats['filename'] === 'string' ? stats['filename'] : '',
     message: typeof stats['message'] === 'string' ? stats['message'] : '',
+    filamentUsed: plausibleLength(stats['filament_used']),
   };
+}
+
+/** A length in mm from the device: finite, not negative, under 100 km; else unknown (never clamped). */
+function plausibleLength(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1e8 ? value : null;
 }
 
 /** Klipper's end states of a job: it accepts a new `SDCARD_PRINT_FILE` from each of them. */

@@ -9,7 +9,7 @@
 import { CameraInfo } from './cameras.js';
 import { ErrorSchema } from './errors.js';
 import { Event, EventType } from './events.js';
-import { Job, JobStatus, QueueEntry, SliceEstimate } from './jobs.js';
+import { Job, JobFilament, JobStatus, QueueEntry, SliceEstimate } from './jobs.js';
 import {
   ExtraMachineInfoResponse,
   FdmHardwareConfiguration,
@@ -49,6 +49,7 @@ export const sharedSchemas = [
   PrintParameters,
   PrintJobResponse,
   SliceEstimate,
+  JobFilament,
   QueueConstraints,
   QueueParameters,
   JobChange,

@@ -26,6 +26,24 @@ export const SliceEstimate = Type.Object(
   { $id: 'SliceEstimate', description: "The slicer's estimates, read from the G-code it wrote." },
 );
 
+export const JobFilament = Type.Object(
+  {
+    estimated_g: nullableNumber(
+      "Grams the slicer's output says the job needs (from a length with the filament's density when it gave only a length); null when unknown.",
+    ),
+    estimated_m: nullableNumber('Metres of filament the job needs, by the same estimate; null when unknown.'),
+    used_g: nullableNumber(
+      "Grams used, once the job ended: the printer's own count where it reports one, else the estimate scaled by the progress reached.",
+    ),
+    used_m: nullableNumber('Metres used, once the job ended.'),
+    cost: nullableNumber(
+      "Cost of what was used, in `[filament] currency` (`GET /stats` names it): the Spoolman spool's price, else the filament's `price_per_kg`, else the slicer's cost figure scaled; null when unknown.",
+    ),
+    spool_id: Type.Optional(Type.Integer({ description: 'The Spoolman spool the job printed from.' })),
+  },
+  { $id: 'JobFilament', description: 'Filament a job needs, used, and what it cost.' },
+);
+
 export const Job = Type.Object(
   {
     id: Type.String({
@@ -47,6 +65,10 @@ export const Job = Type.Object(
       description: 'Why the job failed or was cancelled; null otherwise.',
     }),
     estimate: nullableRef(SliceEstimate, 'What the slicer estimated; null until sliced and for G-code.'),
+    filament: nullableRef(
+      JobFilament,
+      "Filament estimated at submission (from the slicer's output, an uploaded G-code's comments or a 3MF's slice info), used at the end, and its cost; null when nothing is known.",
+    ),
     created_at: Type.String({ format: 'date-time', description: 'When the job was accepted.' }),
     updated_at: Type.String({ format: 'date-time', description: 'When the job last changed status.' }),
     finished_at: Type.Unsafe<string | null>({

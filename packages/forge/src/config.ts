@@ -67,6 +67,17 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    metrics: Type.Optional(
+      Type.Object(
+        {
+          /** Gitea's [metrics] ENABLED: serve Prometheus metrics at `/metrics` (off by default). */
+          enabled: Type.Optional(Type.Boolean()),
+          /** Gitea's [metrics] TOKEN: when set, scrapers send `Authorization: Bearer <token>`. */
+          token: Type.Optional(Type.String({ maxLength: 1024 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     webhook: Type.Optional(
       Type.Object(
         {
@@ -129,6 +140,8 @@ export interface ForgeConfig {
   oauth2: { enabled: boolean; accessTokenExpirationTime: number; refreshTokenExpirationTime: number };
   /** The one switch of every response cache (`[cache] enabled`, FORGE_CACHE=on|off). */
   cache: { enabled: boolean };
+  /** Prometheus metrics at `/metrics` (`[metrics]`, as Gitea's): off unless enabled; '' = no token. */
+  metrics: { enabled: boolean; token: string };
   /** Outgoing webhooks (`[webhook]`); durations in milliseconds. */
   webhook: {
     allowedHostList: string;
@@ -253,5 +266,6 @@ export function loadConfig(sources: ConfigSources): ForgeConfig {
       refreshTokenExpirationTime: file.oauth2?.refresh_token_expiration_time ?? 730,
     },
     cache: { enabled: cacheSwitch(sources.env) ?? file.cache?.enabled ?? true },
+    metrics: { enabled: file.metrics?.enabled ?? false, token: file.metrics?.token ?? '' },
   };
 }

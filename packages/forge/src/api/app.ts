@@ -18,6 +18,7 @@ import { PARAM_TYPE_KEYWORD } from '../structs/query.js';
 import { archiveRoutes } from '../web/archives.js';
 import { avatarRoutes } from '../web/avatars.js';
 import { downloadRoutes } from '../web/downloads.js';
+import { metricsRoutes } from '../web/metrics.js';
 import { pageRoutes } from '../web/pages.js';
 import { adminUsersRoutes } from './admin-users.js';
 import { recordApiRoutes } from './api-document.js';
@@ -159,6 +160,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(downloadRoutes, { ctx });
   await app.register(archiveRoutes, { ctx });
   await app.register(avatarRoutes, { ctx });
+  await app.register(metricsRoutes, { ctx });
   await app.register(pageRoutes, { ctx });
   return app;
 }

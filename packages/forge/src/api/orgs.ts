@@ -6,6 +6,7 @@ import {
   assertOrgMember,
   assertOrgOwner,
   createOrganization,
+  deleteOrganization,
   editOrganization,
   getOrganization,
   isOrgVisibleTo,
@@ -22,6 +23,7 @@ import {
   TeamSchema,
 } from '../structs/org.js';
 import { PageQuerySchema } from '../structs/query.js';
+import { NoContentSchema } from '../structs/responses.js';
 import { pageOf, setListHeaders } from './pagination.js';
 import type { ApiRouteOptions } from './route-options.js';
 
@@ -91,6 +93,16 @@ export const orgsRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app
       const doer = requireUser(request);
       await assertOrgOwner(ctx, org, doer);
       return toOrganization(config, await editOrganization(ctx, org, request.body));
+    },
+  );
+
+  app.delete(
+    '/orgs/:org',
+    { schema: { params: OrgParams, response: { 204: NoContentSchema } } },
+    async (request, reply) => {
+      const org = await contextOrg(request, request.params.org);
+      await deleteOrganization(ctx, org, requireUser(request));
+      return reply.code(204).send(null);
     },
   );
 

@@ -1,9 +1,15 @@
 import type { Static } from 'typebox';
 import { Forbidden, Invalid, NotFound } from '../errors.js';
-import { insertOrganization, listMemberOrganizations } from '../store/orgs.js';
+import { deleteOrganizationCascade, insertOrganization, listMemberOrganizations } from '../store/orgs.js';
 import { AccessMode, type UserRow, UserType, type UserUpdate, Visibility } from '../store/schema.js';
 import { UNITS } from '../store/units.js';
-import { findUserByLowerName, hasOrgOwnerTeam, isOrgMember, updateUser } from '../store/users.js';
+import {
+  countOwnedRepositories,
+  findUserByLowerName,
+  hasOrgOwnerTeam,
+  isOrgMember,
+  updateUser,
+} from '../store/users.js';
 import { visibilityFromName } from '../store/visibility.js';
 import type { CreateOrgOptionSchema, EditOrgOptionSchema } from '../structs/org.js';
 import { nowUnix, type ServiceContext } from './context.js';
@@ -86,6 +92,17 @@ export function isOrgOwner(ctx: ServiceContext, orgId: number, user: UserRow): P
 export async function assertOrgOwner(ctx: ServiceContext, org: UserRow, doer: UserRow): Promise<void> {
   if (doer.is_admin) return;
   if (!(await isOrgOwner(ctx, org.id, doer))) throw new Forbidden('Must be an organization owner');
+}
+
+/**
+ * `DELETE /orgs/{org}` (Gitea's org.DeleteOrganization): owners and site admins only; an organization
+ * that still owns repositories is refused (Gitea's ErrUserOwnRepos). Its hooks go with it.
+ */
+export async function deleteOrganization(ctx: ServiceContext, org: UserRow, doer: UserRow): Promise<void> {
+  await assertOrgOwner(ctx, org, doer);
+  const owned = await countOwnedRepositories(ctx.db, org.id);
+  if (owned > 0) throw new Invalid(`user still has ownership of repositories [uid: ${org.id}]`);
+  await deleteOrganizationCascade(ctx.db, org.id);
 }
 
 /** `reqOrgMembership` for an organization in context. */

@@ -1,4 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
+import { deleteWebhooksOf } from './hooks.js';
 import {
   type Database,
   type NewUser,
@@ -216,4 +217,18 @@ export async function listMemberOrganizations(
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };
+}
+
+/**
+ * Deletes an organization (which owns no repository) with its teams, memberships and hooks, pending
+ * deliveries included, in one transaction.
+ */
+export async function deleteOrganizationCascade(db: Db, orgId: number): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    for (const table of ['team_unit', 'team_user', 'team_repo', 'team', 'org_user'] as const) {
+      await tx.deleteFrom(table).where('org_id', '=', orgId).execute();
+    }
+    await deleteWebhooksOf(tx, { ownerId: orgId });
+    await tx.deleteFrom('user').where('id', '=', orgId).where('type', '=', UserType.Organization).execute();
+  });
 }

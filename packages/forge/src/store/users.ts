@@ -1,6 +1,7 @@
 import { type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import { compiledQuery, compiledShapedQuery } from './compiled-query.js';
 import type { DialectName } from './dialect.js';
+import { deleteWebhooksOf } from './hooks.js';
 import { everyColumnOf } from './joined-rows.js';
 import { USER_SEARCH_SUFFIX_CHARS } from './migrations/011_user_search_suffixes.js';
 import {
@@ -171,6 +172,8 @@ export async function deleteUserCascade(db: Db, id: number): Promise<void> {
     await tx.deleteFrom('org_user').where('uid', '=', id).execute();
     await tx.deleteFrom('team_user').where('uid', '=', id).execute();
     await tx.deleteFrom('collaboration').where('user_id', '=', id).execute();
+    // The user's own hooks and their deliveries, pending ones included: nothing is sent for them later.
+    await deleteWebhooksOf(tx, { ownerId: id });
     await tx.deleteFrom('user').where('id', '=', id).execute();
   });
 }

@@ -297,7 +297,11 @@ describe('contents API', () => {
       expect((await forge.request('GET', `${repo.path}/raw/hello.txt`, { token })).text).toBe('hi');
     });
 
-    it('30 parallel writes to one branch: linear history holding every acknowledged write', async () => {
+    // The writes to one repository are serialised in the process (about 20 git commands each): on a
+    // loaded machine the 30 take longer than the default test timeout.
+    it('30 parallel writes to one branch: linear history holding every acknowledged write', {
+      timeout: 120_000,
+    }, async () => {
       const repo = await createRepo(forge, token);
       const results = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>

@@ -64,6 +64,21 @@ function writer(request: FastifyRequest): RepoContext {
   return requireRepoWriter(request, UnitType.Code);
 }
 
+/**
+ * Makes the change. The answer reflects the branch: once it has moved the request succeeds, and a
+ * failure to announce the commit is only logged (the ref journal's repair announces it).
+ */
+async function change(request: FastifyRequest, repo: RepoContext, input: ChangeFilesInput) {
+  const result = await changeRepoFiles(repo, input);
+  if (result.announceError !== undefined) {
+    request.log.error(
+      { err: result.announceError, commit: result.commit.sha },
+      'contents commit made; announcing it failed and is left to the ref journal repair',
+    );
+  }
+  return result;
+}
+
 /** Writing files: one commit per request (Gitea's repo/file.go writes). */
 export const contentsWriteRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   useRepoAssignment(app, ctx);
@@ -95,7 +110,7 @@ export const contentsWriteRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = a
     file: FileOperationInput,
   ) => {
     const repo = writer(request);
-    return { repo, result: await changeRepoFiles(repo, { ...commonOptions(body), files: [file] }) };
+    return { repo, result: await change(request, repo, { ...commonOptions(body), files: [file] }) };
   };
 
   app.post(
@@ -115,7 +130,7 @@ export const contentsWriteRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = a
           fromPath: file.from_path,
         }),
       );
-      const result = await changeRepoFiles(repo, { ...commonOptions(request.body), files });
+      const result = await change(request, repo, { ...commonOptions(request.body), files });
       return reply.code(201).send(render(repo, result));
     },
   );

@@ -9,7 +9,9 @@
  *  - a path through an existing file, or onto a directory, is 422; `..`, NUL and `.git` paths are 422;
  *  - the branch moves only from the commit the change was checked against: a concurrent push or write
  *    makes this one start over against the new head (and a now-stale `sha` is refused then);
- *  - the commit is announced as a push by the doer would be (activity, push webhooks).
+ *  - the commit is announced as a push by the doer would be (activity, push webhooks). Once the branch
+ *    has moved the write has happened: a failure to announce it does not fail the request (it is
+ *    reported in `announceError`), and the ref journal announces it later (webhooks/ref-journal.ts).
  */
 import { Conflict, Invalid, Locked, NotFoundMessage } from '../errors.js';
 import { type GitCommit, readCommit } from '../git/commits.js';
@@ -63,6 +65,11 @@ export interface ChangeFilesResult {
   ref: RefCommit;
   commit: GitCommit;
   files: Array<ContentsEntry | null>;
+  /**
+   * Why announcing the commit (activity, webhook events) failed after the branch moved, for the log;
+   * undefined when it did not. The journal row stays and its repair announces the commit.
+   */
+  announceError?: unknown;
 }
 
 /** How many times a write starts over after losing the branch to a concurrent writer. */
@@ -277,9 +284,15 @@ export async function changeRepoFiles(ctx: RepoContext, input: ChangeFilesInput)
           await journal.discard();
           throw error;
         }
+        // The branch has moved: from here on the write has happened, and the answer says so.
         const ref = `refs/heads/${branches.newBranch}`;
-        await journal.announce([{ ref, oldSha: result.base ?? ZERO_SHA, newSha: result.commit }]);
-        return result;
+        const announceError = await journal
+          .announce([{ ref, oldSha: result.base ?? ZERO_SHA, newSha: result.commit }])
+          .then(
+            () => undefined,
+            (error: unknown) => error ?? new Error('announcing the commit failed'),
+          );
+        return { ...result, announceError };
       } catch (error) {
         if (!(error instanceof BranchMoved)) throw error;
         if (tries >= MAX_ATTEMPTS) throw new Conflict(`branch ${branches.newBranch} kept moving; try again`);
@@ -302,7 +315,7 @@ export async function changeRepoFiles(ctx: RepoContext, input: ChangeFilesInput)
     const entry = (await treeEntry(ctx.gitDir, made.commit, op.path))!;
     files.push({ path: op.path, entry, extras: await entryExtras(ctx, ref, op.path, entry, true) });
   }
-  return { ref, commit, files };
+  return { ref, commit, files, announceError: made.announceError };
 }
 
 /**

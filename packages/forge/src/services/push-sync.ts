@@ -12,7 +12,7 @@ import { forgetDeletedTags } from '../store/releases.js';
 import { updateRepository } from '../store/repositories.js';
 import type { Database, RepositoryRow, UserRow } from '../store/schema.js';
 import { syncTagRecord } from './release-sync.js';
-import { pushCommitsContent, RepoActionType, recordRepoAction, tagPushContent } from './repo-activity.js';
+import { pushCommitsContent, type RepoAction, RepoActionType, tagPushContent } from './repo-activity.js';
 
 /** How one ref moved in a push. */
 export interface RefChange {
@@ -50,10 +50,14 @@ const BRANCH_PREFIX = 'refs/heads/';
 
 /**
  * Brings the database in line with a push: tag records for new and deleted tags, the empty flag and the
- * default branch, and push_tag / delete_tag / commit_repo activity for the pusher.
+ * default branch, each written so that doing it again changes nothing. Answers the push_tag / delete_tag
+ * / commit_repo activity of the pusher, which is not like that: the caller records it in the transaction
+ * that records the push's webhook events and ends its journal row (webhooks/ref-journal.ts), so a push
+ * announced again after a failure or a crash has its activity once.
  */
-export async function syncAfterPush(ctx: PushContext, changes: readonly RefChange[]): Promise<void> {
-  if (changes.length === 0) return;
+export async function syncAfterPush(ctx: PushContext, changes: readonly RefChange[]): Promise<RepoAction[]> {
+  const actions: RepoAction[] = [];
+  if (changes.length === 0) return actions;
   const deletedTags: string[] = [];
   const repoPath = `${ctx.owner.name}/${ctx.repo.name}`;
   for (const change of changes) {
@@ -61,7 +65,7 @@ export async function syncAfterPush(ctx: PushContext, changes: readonly RefChang
       const name = change.ref.slice(TAG_PREFIX.length);
       if (change.newSha === ZERO_SHA) {
         deletedTags.push(name.toLowerCase());
-        await recordRepoAction(ctx.db, {
+        actions.push({
           opType: RepoActionType.DeleteTag,
           actor: ctx.pusher,
           repo: ctx.repo,
@@ -75,7 +79,7 @@ export async function syncAfterPush(ctx: PushContext, changes: readonly RefChang
       await syncTagRecord(ctx, name, ctx.pusher.id);
       const commitSha = await resolveCommit(ctx.gitDir, change.newSha);
       const head = commitSha ? await commitsBetween(ctx.gitDir, ZERO_SHA, commitSha, 1) : [];
-      await recordRepoAction(ctx.db, {
+      actions.push({
         opType: RepoActionType.PushTag,
         actor: ctx.pusher,
         repo: ctx.repo,
@@ -87,7 +91,7 @@ export async function syncAfterPush(ctx: PushContext, changes: readonly RefChang
     } else if (change.ref.startsWith(BRANCH_PREFIX)) {
       const branch = change.ref.slice(BRANCH_PREFIX.length);
       if (change.newSha === ZERO_SHA) {
-        await recordRepoAction(ctx.db, {
+        actions.push({
           opType: RepoActionType.DeleteBranch,
           actor: ctx.pusher,
           repo: ctx.repo,
@@ -105,7 +109,7 @@ export async function syncAfterPush(ctx: PushContext, changes: readonly RefChang
       );
       const compareUrl =
         change.oldSha === ZERO_SHA ? '' : `${repoPath}/compare/${change.oldSha}...${change.newSha}`;
-      await recordRepoAction(ctx.db, {
+      actions.push({
         opType: RepoActionType.CommitRepo,
         actor: ctx.pusher,
         repo: ctx.repo,
@@ -118,6 +122,7 @@ export async function syncAfterPush(ctx: PushContext, changes: readonly RefChang
   }
   await forgetDeletedTags(ctx.db, ctx.repo.id, deletedTags);
   await syncEmptyAndDefaultBranch(ctx);
+  return actions;
 }
 
 /**

@@ -2,7 +2,7 @@
  * Durable webhook events of git writes (ARCHITECTURE.md principle 11). A git write cannot share a
  * transaction with the database, so it is journalled: before git changes any ref, a row records the
  * repository, the pusher and the refs as they were (store/ref-journal.ts). Afterwards one transaction
- * records the push / create / delete deliveries and deletes the row. A crash in between leaves the row;
+ * records the push's activity and its push / create / delete deliveries and deletes the row. A crash in between leaves the row;
  * once its lease lapses, any process repairs it (`repairRefJournal`, run by the delivery worker at
  * start-up and periodically): the ref changes are derived again from the saved refs and git's current
  * ones and announced as the live path would have. Deleting the row is the claim, so they are recorded once.
@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { listRefs, ZERO_SHA } from '../git/repository.js';
 import { nowUnix, type ServiceContext } from '../services/context.js';
 import { diffRefs, type RefChange, syncAfterPush } from '../services/push-sync.js';
+import { recordRepoAction } from '../services/repo-activity.js';
 import { serialiseRepoWrite } from '../services/repo-write-queue.js';
 import { gitDirOf } from '../services/repos.js';
 import {
@@ -95,10 +96,13 @@ async function announceRefChanges(
 ): Promise<boolean> {
   const { ctx } = source;
   const { gitDir, repo, owner, pusher } = source;
-  await syncAfterPush({ db: ctx.db, gitDir, repo, owner, pusher, now: nowUnix }, changes);
+  // Tag records, the empty flag and the default branch: done again by a repair, they change nothing.
+  const actions = await syncAfterPush({ db: ctx.db, gitDir, repo, owner, pusher, now: nowUnix }, changes);
   const events = await preparePushEvents(source, changes);
+  // The activity and the events are recorded by whoever ends the row, in one transaction: once.
   const recorded = await ctx.db.transaction().execute(async (trx) => {
     if (!(await deleteRefJournal(trx, id, claim))) return false;
+    for (const action of actions) await recordRepoAction(trx, action);
     await raiseHookEvents(trx, events);
     return true;
   });

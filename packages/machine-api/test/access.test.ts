@@ -95,6 +95,16 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/presets', needs: 'read', granted: 200 },
   {
     method: 'POST',
+    path: '/machines/preheat',
+    needs: 'control',
+    granted: 400,
+    body: () => ({
+      headers: { 'content-type': 'application/json' },
+      body: '{"preset":"nope","machines":["sim"]}',
+    }),
+  },
+  {
+    method: 'POST',
     path: '/machines/sim/temperature',
     needs: 'control',
     granted: 400,

@@ -218,6 +218,7 @@ describe('GET / serves the OpenAPI 3.0.3 document', () => {
         'stop_machine',
         'set_machine_temperature',
         'list_temperature_presets',
+        'preheat_machines',
       ].sort(),
     );
   });

@@ -54,10 +54,14 @@ tool = 280
 [machines.sim]
 type = "Noop"
 max_tool_temp = 250
+[[machines.sim.filaments]]
+material.type = "pla"
 
 [machines.busy]
 type = "Noop"
 state.state = "running"
+[[machines.busy.filaments]]
+material.type = "pla"
 
 [machines.gone]
 type = "Noop"
@@ -68,6 +72,8 @@ type = "Usb"
 variant = "Generic"
 port = "${marlin.hostPath}"
 baud = 115200
+[[machines.ender.filaments]]
+material.type = "petg"
 
 [machines.voron]
 type = "Moonraker"
@@ -239,5 +245,85 @@ ftps_port = ${bambu.ftpsPort}
     );
     expect(res.body.temperatures.extruder?.target).toBe(240);
     expect(res.body.temperatures.bed?.target).toBe(80);
+  });
+
+  it('pre-heats named machines, skipping and naming the printing one', async () => {
+    const res = await client.request(
+      'POST',
+      '/machines/preheat',
+      json({ preset: 'pla', machines: ['voron', 'busy'] }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      preset: 'pla',
+      heated: ['voron'],
+      skipped: [
+        {
+          id: 'busy',
+          error_code: 'MachineBusy',
+          message: 'machine "busy" is printing (running); temperatures are the print\'s until it ends',
+        },
+      ],
+    });
+    expect(moonraker.scripts.slice(-2)).toEqual([
+      'SET_HEATER_TEMPERATURE HEATER=extruder TARGET=215',
+      'SET_HEATER_TEMPERATURE HEATER=heater_bed TARGET=60',
+    ]);
+  });
+
+  it('pre-heats every machine with a material loaded', async () => {
+    const res = await client.request('POST', '/machines/preheat', json({ preset: 'petg', material: 'pla' }));
+    expect(res.status).toBe(200);
+    // sim's limit is 250 °C: petg's 240 fits; busy prints; ender has PETG loaded, not PLA; the Bambu
+    // printer reports PLA in its AMS.
+    expect(res.body).toEqual({
+      preset: 'petg',
+      heated: ['sim', 'x1c'],
+      skipped: [expect.objectContaining({ id: 'busy', error_code: 'MachineBusy' })],
+    });
+    const sim = await client.request<Info>('GET', '/machines/sim');
+    expect(sim.body.temperatures.extruder).toEqual({ current: 240, target: 240 });
+    const hot = await client.request('POST', '/machines/preheat', json({ preset: 'hot', material: 'pla' }));
+    expect(hot.body).toEqual({
+      preset: 'hot',
+      heated: ['x1c'],
+      skipped: [
+        expect.objectContaining({ id: 'busy', error_code: 'MachineBusy' }),
+        {
+          id: 'sim',
+          error_code: 'BadRequest',
+          message:
+            'tool: 280 °C is above machine "sim"\'s limit of 250 °C (max_tool_temp in its configuration)',
+        },
+      ],
+    });
+  });
+
+  it('refuses a hostile pre-heat with 4xx and heats nothing', async () => {
+    const before = moonraker.scripts.length;
+    const bodies: unknown[] = [
+      { preset: 'pla' },
+      { preset: 'pla', machines: ['voron'], material: 'pla' },
+      { preset: 'pla', machines: [] },
+      { preset: 'pla', machines: [1] },
+      { preset: 'pla', machines: ['voron', 'voron'] },
+      { preset: 'pla', material: 'wood' },
+      { preset: 'nope', machines: ['voron'] },
+      { machines: ['voron'] },
+      { preset: 'pla', machines: 'voron' },
+      { preset: 'pla', machines: ['voron'], tool: 200 },
+    ];
+    for (const body of bodies) {
+      const res = await client.request<ErrorBody>('POST', '/machines/preheat', json(body));
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+    const unknown = await client.request<ErrorBody>(
+      'POST',
+      '/machines/preheat',
+      json({ preset: 'pla', machines: ['voron', 'nope'] }),
+    );
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.message).toBe('no machine with id "nope"');
+    expect(moonraker.scripts.length).toBe(before);
   });
 });

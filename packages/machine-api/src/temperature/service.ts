@@ -17,10 +17,22 @@
  */
 
 import type { TemperaturePreset } from '../config/presets.js';
-import { BadRequest } from '../errors.js';
+import { BadRequest, NotFound, ServiceError } from '../errors.js';
 import { type HeaterTargets, MachineError } from '../machines/machine.js';
 import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
+import { factsOf } from '../queue/routing.js';
+
+/** Which machines a pre-heat is for: named ones, or every machine with a filament material loaded. */
+export type PreheatSelection = { machines: readonly string[] } | { material: string };
+
+export interface PreheatOutcome {
+  preset: string;
+  /** The machines that accepted the targets, in the registry's order. */
+  heated: string[];
+  /** The machines left as they were, with the error `set` would have answered for each. */
+  skipped: { id: string; error_code: string; message: string }[];
+}
 
 /** States in which the heaters are free: anything but a print (running or paused) or an absent machine. */
 const COMMANDABLE = new Set(['idle', 'complete', 'failed']);
@@ -65,6 +77,43 @@ export class TemperatureService {
     await entry.machine.setTemperatures!(targets);
     // A status read right after shows the new set points.
     await this.observer.refresh(entry.id).catch(() => undefined);
+  }
+
+  /**
+   * Applies a preset to several machines at once. Every named machine must exist (404 otherwise, before
+   * anything is sent); each one that refuses (printing, offline, over its limits, the device saying no) is
+   * skipped and named with its reason, while the others are heated.
+   */
+  async preheat(presetName: string, selection: PreheatSelection): Promise<PreheatOutcome> {
+    const targets = this.preset(presetName);
+    let entries: RegisteredMachine[];
+    if ('machines' in selection) {
+      entries = selection.machines.map((id) => this.machines.require(id));
+    } else {
+      const material = selection.material;
+      entries = this.machines.machines.filter((entry) => {
+        const reported = this.observer.current(entry.id)?.status.hardware;
+        return factsOf(this.machines, entry, reported).materials.includes(material);
+      });
+    }
+    const results = await Promise.all(
+      entries.map(async (entry) => {
+        try {
+          await this.set(entry.id, targets);
+          return { id: entry.id, error: null };
+        } catch (error) {
+          return { id: entry.id, error };
+        }
+      }),
+    );
+    const outcome: PreheatOutcome = { preset: presetName, heated: [], skipped: [] };
+    for (const { id, error } of results) {
+      if (error === null) outcome.heated.push(id);
+      else if (error instanceof ServiceError && !(error instanceof NotFound))
+        outcome.skipped.push({ id, error_code: error.errorCode, message: error.message });
+      else throw error;
+    }
+    return outcome;
   }
 
   /**

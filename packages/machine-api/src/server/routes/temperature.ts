@@ -1,16 +1,22 @@
 /**
- * Heater targets: `POST /machines/{id}/temperature` (a preset or explicit targets for one machine) and
- * `GET /presets` (the configured presets, for the dashboard's buttons). Both call the `TemperatureService`.
+ * Heater targets: `POST /machines/{id}/temperature` (a preset or explicit targets for one machine),
+ * `POST /machines/preheat` (a preset for many) and `GET /presets` (the configured presets, for the dashboard's buttons). Both call the `TemperatureService`.
  */
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { BadRequest } from '../../errors.js';
 import type { HeaterTargets } from '../../machines/machine.js';
+import type { PreheatSelection } from '../../temperature/service.js';
 import { machineInfo } from '../convert.js';
 import { MachineIdParams, MachineInfoResponse } from '../schemas/machines.js';
 import { ref, validationSchema } from '../schemas/refs.js';
-import { TemperaturePresetInfo, TemperatureRequest } from '../schemas/temperature.js';
+import {
+  PreheatRequest,
+  PreheatResult,
+  TemperaturePresetInfo,
+  TemperatureRequest,
+} from '../schemas/temperature.js';
 import { strictValidatorCompiler } from '../strict-validation.js';
 import { errorResponses, ok, type RouteOptions } from '../types.js';
 
@@ -31,6 +37,28 @@ export const temperatureRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       },
     },
     async () => temperatures.presets(),
+  );
+
+  app.post(
+    '/machines/preheat',
+    {
+      schema: {
+        operationId: 'preheat_machines',
+        summary:
+          'Apply a temperature preset to several machines: the named ones, or every machine with a material loaded. Machines that print (or cannot be heated) are skipped and named with the reason; the others are heated.',
+        tags: ['machines'],
+        body: validationSchema(PreheatRequest),
+        response: { 200: ok(ref(PreheatResult)), ...errorResponses },
+      },
+      validatorCompiler: strictValidatorCompiler,
+      config: {
+        swaggerTransform: ({ schema, url }) => ({ url, schema: { ...schema, body: ref(PreheatRequest) } }),
+      },
+    },
+    async (request) => {
+      const body = request.body as { preset: string; machines?: string[]; material?: string };
+      return temperatures.preheat(body.preset, selectionOf(body));
+    },
   );
 
   app.post(
@@ -69,6 +97,13 @@ export const temperatureRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
     },
   );
 };
+
+/** `machines` or `material`, exactly one of them. */
+function selectionOf(body: { machines?: string[]; material?: string }): PreheatSelection {
+  if ((body.machines === undefined) === (body.material === undefined))
+    throw new BadRequest('expected either "machines" (a list of machine ids) or "material", not both');
+  return body.machines !== undefined ? { machines: body.machines } : { material: body.material as string };
+}
 
 /** A preset by name, or the explicit targets; both at once is a contradiction the client must resolve. */
 function targetsOf(

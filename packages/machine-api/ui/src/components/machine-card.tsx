@@ -7,6 +7,7 @@ import { connection } from '../live/events';
 import { putMachine, temperatures } from '../live/farm';
 import { Snapshot } from './camera';
 import { ConfirmButton } from './confirm';
+import { PresetButtons } from './heat';
 import { StateBadge } from './state-badge';
 
 /** Time left from the slicer's estimate and the progress the machine reports. */
@@ -160,6 +161,7 @@ export function MachineCard({
               />
             )}
           </div>
+          {!printing && !machine.current_job && <PresetButtons machineId={id} />}
           {error && (
             <p class="error" role="alert">
               {error}

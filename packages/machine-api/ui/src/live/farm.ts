@@ -14,6 +14,8 @@ export const machines = signal<readonly Machine[]>([]);
 /** Latest readings per machine, by sensor (`extruder`, `bed`, …): loaded, then from `machine.temperatures`. */
 export const temperatures = signal<ReadonlyMap<string, Readings>>(new Map());
 export const jobs = signal<ReadonlyMap<string, Job>>(new Map());
+/** The temperature presets of the configuration (`GET /presets`), for the cards' buttons. */
+export const presets = signal<readonly Schemas['TemperaturePreset'][]>([]);
 /** Counts `queue.changed` events: the queue page reads the queue again when it changes. */
 export const queueVersion = signal(0);
 /** Null until the first load finished; then the error of the last load, if it failed. */
@@ -25,11 +27,13 @@ const ACTIVE: readonly JobStatus[] = ['slicing', 'uploading', 'printing'];
 /** Reads the machines and the most recent jobs from the service. */
 export async function loadFarm(): Promise<void> {
   try {
-    const [list, recent] = await Promise.all([
+    const [list, recent, named] = await Promise.all([
       must(api.GET('/machines')),
       must(api.GET('/jobs', { params: { query: { limit: 200 } } })),
+      must(api.GET('/presets')),
     ]);
     machines.value = list;
+    presets.value = named;
     jobs.value = new Map(recent.map((job) => [job.id, job]));
     const now = Date.now();
     const readings = new Map<string, Readings>();

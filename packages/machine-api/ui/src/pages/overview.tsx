@@ -1,5 +1,6 @@
 /** `/ui/`: one card per machine, as the service lists them. */
 
+import { PreheatActions } from '../components/heat';
 import { MachineCard } from '../components/machine-card';
 import { currentJobs, loadState, machines } from '../live/farm';
 import { useTitle } from '../title';
@@ -12,6 +13,7 @@ export function Overview() {
   return (
     <section aria-labelledby="overview-title">
       <h1 id="overview-title">Farm</h1>
+      {state === 'loaded' && <PreheatActions />}
       {state === 'loading' && <p aria-busy="true">Loading machines…</p>}
       {typeof state === 'object' && (
         <p class="error" role="alert">

@@ -160,6 +160,32 @@ const ROUTES: RouteCase[] = [
   },
   { method: 'GET', path: '/octoprint/sim/webcam/?action=snapshot', needs: 'read', granted: 404 },
   { method: 'DELETE', path: '/machines/sim/camera-token', needs: 'admin', granted: 204 },
+  { method: 'GET', path: '/octoprint/sim/api/connection', needs: 'read', granted: 200 },
+  {
+    method: 'POST',
+    path: '/octoprint/sim/api/connection',
+    needs: 'control',
+    granted: 204,
+    body: json('{"command":"connect"}'),
+  },
+  { method: 'GET', path: '/octoprint/sim/api/system/commands', needs: 'read', granted: 200 },
+  { method: 'POST', path: '/octoprint/sim/api/system/commands/core/restart', needs: 'key', granted: 404 },
+  { method: 'GET', path: '/octoprint/sim/api/files', needs: 'read', granted: 200 },
+  {
+    method: 'POST',
+    path: '/octoprint/sim/api/printer/tool',
+    needs: 'control',
+    granted: 204,
+    body: json('{"command":"offset","offsets":{"tool0":0}}'),
+  },
+  {
+    method: 'POST',
+    path: '/octoprint/sim/api/printer/bed',
+    needs: 'control',
+    granted: 204,
+    body: json('{"command":"offset","offset":0}'),
+  },
+  { method: 'GET', path: '/octoprint/sim/sockjs/websocket', needs: 'open', granted: 400 },
   {
     method: 'POST',
     path: '/octoprint/sim/plugin/appkeys/request',
@@ -279,6 +305,7 @@ describe('API keys with scopes', () => {
             .replace('/keys/nobody', '/keys/{name}')
             .replace('/keys/requests/nope', '/keys/requests/{id}')
             .replace('appkeys/request/nope', 'appkeys/request/{token}')
+            .replace('commands/core/restart', 'commands/{source}/{action}')
             .replace('/notifications/targets/nope', '/notifications/targets/{id}')
             .replace('/octoprint/sim/', '/octoprint/{target}/')
             .replace('files/local/nothing.gcode', 'files/local/{*}')

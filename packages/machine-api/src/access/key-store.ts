@@ -40,6 +40,11 @@ export class KeyStore {
     return row && toRow(row);
   }
 
+  async byName(name: string): Promise<KeyRow | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('name', '=', name).executeTakeFirst();
+    return row && toRow(row);
+  }
+
   async list(): Promise<KeyRow[]> {
     const rows = await this.db.selectFrom('api_keys').selectAll().orderBy('name').execute();
     return rows.map(toRow);

@@ -88,6 +88,12 @@ export class KeyService {
     if (!(await this.store.delete(name))) throw new NotFound(`no key named "${name}"`);
   }
 
+  /** The actor of the key named `name` as it stands now (scopes included); null once it is revoked. */
+  async actorNamed(name: string): Promise<Actor | null> {
+    const row = await this.store.byName(name);
+    return row ? { name: row.name, scopes: new Set(parseScopes(row.scopes)) } : null;
+  }
+
   /** The actor a presented key stands for, or null when the key is malformed, unknown or revoked. */
   async authenticate(presented: string): Promise<Actor | null> {
     const parsed = parseKey(presented);

@@ -95,6 +95,11 @@ const WRITES: Record<string, Rule> = {
   'POST /octoprint/:target/api/files/local': scope('print'),
   'POST /octoprint/:target/api/files/local/*': scope('print'),
   'POST /octoprint/:target/api/job': scope('control'),
+  'POST /octoprint/:target/api/printer/tool': scope('control'),
+  'POST /octoprint/:target/api/printer/bed': scope('control'),
+  'POST /octoprint/:target/api/connection': scope('control'),
+  // There are none: any key learns that (Home Assistant's restart buttons), nothing runs.
+  'POST /octoprint/:target/api/system/commands/:source/:action': KEY,
   'POST /machines/:id/pause': scope('control'),
   'POST /machines/:id/resume': scope('control'),
   'POST /machines/:id/stop': scope('control'),

@@ -91,6 +91,11 @@ export const OctoPrintUser = Type.Object(
     user: Type.Boolean(),
     groups: Type.Array(Type.String()),
     permissions: Type.Array(Type.String()),
+    session: Type.Optional(
+      Type.String({
+        description: '`POST api/login`: the session for the push channel (`{"auth": "name:session"}`).',
+      }),
+    ),
   },
   { $id: 'OctoPrintUser', description: '`POST api/login` (passive) and `GET api/currentuser`.' },
 );
@@ -298,7 +303,91 @@ export const AppKeyDecision = Type.Object(
   { $id: 'AppKeyDecision', description: '`GET plugin/appkeys/request/{token}`.' },
 );
 
+const Celsius = Type.Number({ minimum: 0, description: '°C.' });
+
+export const OctoPrintToolCommand = Type.Object(
+  {
+    command: Type.Union([Type.Literal('target'), Type.Literal('offset')]),
+    targets: Type.Optional(
+      Type.Record(Type.String(), Celsius, {
+        description: '`{"tool0": 215}`; `tool0` is the one tool driven.',
+      }),
+    ),
+    offsets: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'Only 0 is accepted.' })),
+  },
+  { $id: 'OctoPrintToolCommand', description: '`POST api/printer/tool`.' },
+);
+
+export const OctoPrintBedCommand = Type.Object(
+  {
+    command: Type.Union([Type.Literal('target'), Type.Literal('offset')]),
+    target: Type.Optional(Celsius),
+    offset: Type.Optional(Type.Number({ description: 'Only 0 is accepted.' })),
+  },
+  { $id: 'OctoPrintBedCommand', description: '`POST api/printer/bed`.' },
+);
+
+export const OctoPrintConnection = Type.Object(
+  {
+    current: Type.Object({
+      state: Type.String({
+        description: "As `api/printer`'s `state.text`; `Closed` while the machine is offline.",
+      }),
+      port: Type.Unsafe<string | null>({ type: 'string', nullable: true, description: 'The machine id.' }),
+      baudrate: Type.Unsafe<number | null>({ type: 'integer', nullable: true }),
+      printerProfile: Type.String(),
+    }),
+    options: Type.Object({
+      ports: Type.Array(Type.String()),
+      baudrates: Type.Array(Type.Integer()),
+      printerProfiles: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+      portPreference: Type.Unsafe<string | null>({ type: 'string', nullable: true }),
+      baudratePreference: Type.Unsafe<number | null>({ type: 'integer', nullable: true }),
+      printerProfilePreference: Type.String(),
+      autoconnect: Type.Boolean(),
+    }),
+  },
+  { $id: 'OctoPrintConnection', description: '`GET api/connection`.' },
+);
+
+export const OctoPrintConnectionCommand = Type.Object(
+  { command: Type.Union([Type.Literal('connect'), Type.Literal('disconnect'), Type.Literal('fake_ack')]) },
+  { $id: 'OctoPrintConnectionCommand', description: '`POST api/connection` (other fields are ignored).' },
+);
+
+export const OctoPrintSystemCommands = Type.Object(
+  { core: Type.Array(Type.Unknown()), custom: Type.Array(Type.Unknown()) },
+  { $id: 'OctoPrintSystemCommands', description: '`GET api/system/commands`: none.' },
+);
+
+export const OctoPrintFiles = Type.Object(
+  {
+    files: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        path: Type.String(),
+        display: Type.String(),
+        origin: Type.Literal('local'),
+        type: Type.String(),
+        typePath: Type.Array(Type.String()),
+        size: Type.Integer({ description: 'Bytes.' }),
+        date: Type.Integer({ description: 'Unix seconds.' }),
+        refs: FileRefs,
+      }),
+    ),
+    free: Type.Unsafe<number | null>({ type: 'integer', nullable: true, description: 'Not reported.' }),
+    total: Type.Unsafe<number | null>({ type: 'integer', nullable: true, description: 'Not reported.' }),
+  },
+  { $id: 'OctoPrintFiles', description: '`GET api/files`: the files stored for this base.' },
+);
+
 export const octoPrintSchemas = [
+  OctoPrintConnection,
+  OctoPrintConnectionCommand,
+  OctoPrintSystemCommands,
+  OctoPrintFiles,
+  OctoPrintToolCommand,
+  OctoPrintBedCommand,
   OctoPrintJobCommand,
   AppKeyRequestBody,
   AppKeyRequestCreated,

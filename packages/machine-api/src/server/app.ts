@@ -14,6 +14,7 @@ import { notifySchemas } from '../notify/schemas.js';
 import { rewriteOctoPrintUrl } from '../octoprint/base-url.js';
 import { octoPrintRoutes } from '../octoprint/routes.js';
 import { octoPrintSchemas } from '../octoprint/schemas.js';
+import { PushSessions } from '../octoprint/sessions.js';
 import { registerDashboard } from './dashboard.js';
 import {
   clientError,
@@ -139,6 +140,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
       hasCamera: (machineId) => context.cameras.status(machineId) !== null,
       cameraTokens: context.cameraTokens,
       installSecret: context.installSecret,
+      temperatures: context.temperatures,
+      sessions: new PushSessions(context.keys),
       currentJob: async (machineId) => {
         const current = context.jobs.currentJob(machineId);
         return current ? context.jobs.get(current.id).catch(() => null) : null;

@@ -5,7 +5,7 @@
  */
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type Actor, allows } from '../../access/scopes.js';
+import { type Actor, ANONYMOUS, allows } from '../../access/scopes.js';
 import { ref } from '../../server/schemas/refs.js';
 import { basePath } from '../base-url.js';
 import {
@@ -15,6 +15,7 @@ import {
   OctoPrintUser,
   OctoPrintVersion,
 } from '../schemas.js';
+import { ANONYMOUS_USER } from '../sessions.js';
 import { type OctoPrintContext, schema, targetOf as target } from './target.js';
 
 /** The OctoPrint version slicers are told; 1.1.0 is the least PrusaSlicer accepts. */
@@ -58,7 +59,7 @@ function userOf(request: { actor: { name: string | null; scopes: ReadonlySet<str
   const actor = request.actor;
   const admin = actor ? actor.scopes.has('admin') : true;
   return {
-    name: actor?.name ?? '_api',
+    name: actor?.name ?? ANONYMOUS_USER,
     active: true,
     admin,
     user: true,
@@ -127,13 +128,14 @@ export const handshakeRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = asyn
     {
       schema: schema(
         'octoprint_login',
-        "OctoPrint: passive login; answers the key's name.",
+        "OctoPrint: passive login; answers the key's name and a session for the push channel.",
         ref(OctoPrintUser),
       ),
     },
     async (request) => {
       targetOf(request.params, request.query);
-      return userOf(request);
+      // A passive login (the apps' only kind) gives the session their push channel authenticates with.
+      return { ...userOf(request), session: context.sessions.open(request.actor ?? ANONYMOUS) };
     },
   );
   app.get(

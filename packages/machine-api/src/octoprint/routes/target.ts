@@ -9,8 +9,10 @@ import type { MachineStatus } from '../../machines/machine.js';
 import type { MachineRegistry } from '../../machines/registry.js';
 import { ref } from '../../server/schemas/refs.js';
 import { ok } from '../../server/types.js';
+import type { TemperatureService } from '../../temperature/service.js';
 import { type OctoPrintTarget, parseTarget } from '../base-url.js';
 import { OctoPrintError } from '../schemas.js';
+import type { PushSessions } from '../sessions.js';
 import type { StoredFiles, SubmitPrint } from '../stored-files.js';
 
 export interface OctoPrintContext {
@@ -23,6 +25,10 @@ export interface OctoPrintContext {
   cameraTokens: CameraTokens;
   /** Where each machine's stable `upnpUuid` comes from. */
   installSecret: InstallSecret;
+  /** Sessions of the push channel (`api/login` makes them, `/sockjs/websocket` checks them). */
+  sessions: PushSessions;
+  /** Heater targets (`api/printer/tool`, `api/printer/bed`). */
+  temperatures: TemperatureService;
   /** The job a machine runs now, if the service started it. */
   currentJob: (machineId: string) => Promise<Job | null>;
   statusTimeoutMs: number;

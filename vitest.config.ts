@@ -9,6 +9,27 @@ const forgeOnPostgres: TestProjectInlineConfiguration = {
   test: { name: 'forge-postgres', ...forgeTestSettings, env: { FORGE_TEST_STORE: 'postgres' } },
 };
 
+// The machine-api suites that exercise storage (jobs, the queue and bed clearance, keys, events,
+// notifications and their outbox) run a second time on PostgreSQL when a server is given (CI sets it): each
+// service under test gets a database of its own (packages/machine-api/test/test-database.ts). Only these
+// suites, not the whole package: the rest never reads the database, and a full second run costs CI minutes.
+const machineApiOnPostgres: TestProjectInlineConfiguration = {
+  root: './packages/machine-api',
+  test: {
+    name: 'machine-api-postgres',
+    include: [
+      'test/print.test.ts',
+      'test/farm.test.ts',
+      'test/access.test.ts',
+      'test/events.test.ts',
+      'test/notifications.test.ts',
+    ],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    env: { MACHINE_API_TEST_STORE: 'postgres' },
+  },
+};
+
 // The docs' examples and generated endpoint references (test/), checked against the built services.
 const docs: TestProjectInlineConfiguration = {
   test: { name: 'docs', root: '.', include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 },
@@ -44,6 +65,7 @@ export default defineConfig({
       docs,
       forgeWithoutCaches,
       ...(process.env.FORGE_TEST_DATABASE_URL ? [forgeOnPostgres] : []),
+      ...(process.env.MACHINE_API_TEST_DATABASE_URL ? [machineApiOnPostgres] : []),
     ],
     reporters: ['default', './scripts/summary-reporter.ts'],
   },

@@ -1,19 +1,22 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 
-const USAGE = `usage: machine-api serve [--config FILE] [--bind HOST:PORT] [--data-dir DIR] [--json] [--debug]
-       machine-api keys create --name NAME --scope read,print[,control,admin] [--data-dir DIR]
-       machine-api keys list [--data-dir DIR]
-       machine-api keys revoke NAME [--data-dir DIR]
+const USAGE = `usage: machine-api serve [--config FILE] [--bind HOST:PORT] [--data-dir DIR] [--database-url URL] [--json] [--debug]
+       machine-api keys create --name NAME --scope read,print[,control,admin] [--data-dir DIR] [--database-url URL]
+       machine-api keys list [--data-dir DIR] [--database-url URL]
+       machine-api keys revoke NAME [--data-dir DIR] [--database-url URL]
 
   --config, -c FILE      TOML configuration (default machine-api.toml)
   --bind, -b HOST:PORT   listen address (default 127.0.0.1:8080)
   --data-dir DIR         job database and upload files (default ./data/machine-api)
+  --database-url URL     postgres://… shared by the instances of a farm (also MACHINE_API_DATABASE_URL
+                         or [server] database_url); default: SQLite in the data dir
   --json, -j             log JSON lines even on a terminal
   --debug, -d            log at debug level (every request); LOG_LEVEL=<level> sets any level
 
-  keys …                 manage API keys in the data dir's database; works while the server runs, and a
-                         revoked key stops working with its next request. The key is printed once.`;
+  keys …                 manage API keys in the service's database (the config's [server] database_url
+                         counts too); works while the server runs, and a revoked key stops working with
+                         its next request, on every instance. The key is printed once.`;
 
 /** Splits `HOST:PORT` (IPv6 hosts in brackets). */
 export function parseBind(bind: string): { host: string; port: number } {
@@ -31,6 +34,7 @@ async function main(argv: string[]): Promise<void> {
       config: { type: 'string', short: 'c', default: 'machine-api.toml' },
       bind: { type: 'string', short: 'b', default: '127.0.0.1:8080' },
       'data-dir': { type: 'string', default: './data/machine-api' },
+      'database-url': { type: 'string' },
       json: { type: 'boolean', short: 'j', default: false },
       debug: { type: 'boolean', short: 'd', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -38,11 +42,15 @@ async function main(argv: string[]): Promise<void> {
       scope: { type: 'string' },
     },
   });
+  // The flag wins over the environment, which wins over the config file's [server] database_url.
+  const databaseUrl = values['database-url'] ?? (process.env.MACHINE_API_DATABASE_URL || undefined);
   if (!values.help && positionals[0] === 'keys') {
     // Each command loads only its own modules (the service's are most of the start-up time).
     const { runKeysCommand } = await import('./keys-command.js');
     process.exitCode = await runKeysCommand(positionals.slice(1), {
       dataDir: values['data-dir'],
+      databaseUrl,
+      configPath: values.config,
       name: values.name,
       scope: values.scope,
       out: (text) => process.stdout.write(text),
@@ -64,6 +72,7 @@ async function main(argv: string[]): Promise<void> {
   const service = await startService({
     configPath: values.config,
     dataDir: values['data-dir'],
+    databaseUrl,
     host,
     port,
     logger,

@@ -54,6 +54,8 @@ export interface ServiceOptions {
   logger: Logger;
   /** Whether to advertise over mDNS when the config does not say (`[server] mdns`); default true. */
   mdnsDefault?: boolean;
+  /** `postgres://…` from `--database-url` or `MACHINE_API_DATABASE_URL`; wins over `[server] database_url`. */
+  databaseUrl?: string;
 }
 
 export interface RunningService {
@@ -87,7 +89,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const metrics = new ServiceMetrics(machines, statusTimeoutMs);
   const access = resolveAccess(config.server, options.host);
   if (access.warning) logger.warn(access.warning);
-  const db = await openJobDatabase(dataDir);
+  const database = await openJobDatabase({
+    dataDir,
+    url: options.databaseUrl ?? config.server.database_url,
+  });
+  const { db } = database;
   const keys = new KeyService(new KeyStore(db));
   const appKeys = new AppKeyRequests(new AppKeyRequestStore(db), keys);
   const installSecret = await InstallSecret.open(db);
@@ -197,7 +203,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       cameras.close();
       await photos.drain();
       stopEvents();
-      await db.destroy();
+      await database.close();
     })();
     return closing;
   };

@@ -6,13 +6,15 @@
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
+import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKeysCommand } from '../src/keys-command.js';
 import { type RunningService, startService } from '../src/service.js';
 import { ContractClient } from './contract.js';
+import { testDatabaseUrl } from './test-database.js';
 
 const CONFIG = `
 [server]
@@ -37,11 +39,21 @@ async function startWithLog(toml: string, host = '127.0.0.1') {
   const configPath = join(dir, 'machine-api.toml');
   await writeFile(configPath, toml);
   const dataDir = join(dir, 'data');
-  const service = await startService({ configPath, dataDir, host, port: 0, logger, mdnsDefault: false });
+  const databaseUrl = await testDatabaseUrl(dir);
+  const service = await startService({
+    configPath,
+    dataDir,
+    databaseUrl,
+    host,
+    port: 0,
+    logger,
+    mdnsDefault: false,
+  });
   return {
     service,
     dir,
     dataDir,
+    databaseUrl,
     log: () => lines.join(''),
     close: async () => {
       await service.close();
@@ -52,7 +64,8 @@ async function startWithLog(toml: string, host = '127.0.0.1') {
 
 async function cli(dataDir: string, args: string[], flags: { name?: string; scope?: string } = {}) {
   let out = '';
-  const code = await runKeysCommand(args, { dataDir, ...flags, out: (text) => (out += text) });
+  const databaseUrl = await testDatabaseUrl(dirname(dataDir));
+  const code = await runKeysCommand(args, { dataDir, databaseUrl, ...flags, out: (text) => (out += text) });
   return { code, out };
 }
 
@@ -434,11 +447,8 @@ describe('API keys with scopes', () => {
     const { out } = await cli(api.dataDir, ['list']);
     expect(out).toContain('slicer\tread,print\t');
     expect(out).not.toContain('mapi_');
-    // Only a hash is stored: the database file never contains the key or its secret.
-    const { readFileSync } = await import('node:fs');
-    const database =
-      readFileSync(join(api.dataDir, 'machine-api.sqlite')).toString('latin1') +
-      readFileSync(join(api.dataDir, 'machine-api.sqlite-wal')).toString('latin1');
+    // Only a hash is stored: the database never contains the key or its secret.
+    const database = await storedBytes(api);
     expect(database).toContain('slicer');
     expect(database).not.toContain(key.split('_')[2]);
     expect((await fetch(`${api.service.url}/jobs`, { headers: { 'x-api-key': key } })).status).toBe(200);
@@ -645,3 +655,21 @@ describe('queued jobs belong to the key that queued them', () => {
 });
 
 export type { RunningService };
+
+/** Everything the service's database holds, as text: the SQLite files, or every PostgreSQL row of the keys. */
+async function storedBytes(api: { dataDir: string; databaseUrl: string | undefined }): Promise<string> {
+  if (api.databaseUrl) {
+    const client = new pg.Client({ connectionString: api.databaseUrl });
+    await client.connect();
+    try {
+      return JSON.stringify((await client.query('select * from api_keys')).rows);
+    } finally {
+      await client.end();
+    }
+  }
+  const { readFileSync } = await import('node:fs');
+  return (
+    readFileSync(join(api.dataDir, 'machine-api.sqlite')).toString('latin1') +
+    readFileSync(join(api.dataDir, 'machine-api.sqlite-wal')).toString('latin1')
+  );
+}

@@ -65,6 +65,7 @@ type = "Noop"
       max_vertices: 5000000,
       awaiting_clear_minutes: 30,
       queue_wait_minutes: 60,
+      heartbeat_timeout_seconds: 15,
     });
   });
 

@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { type RunningService, startService } from '../src/service.js';
+import { testDatabaseUrl } from './test-database.js';
 
 export interface StartOptions {
   /** Use this directory (config, data dir) instead of a fresh one, e.g. to restart on the same data; it is kept on close. */
@@ -40,6 +41,8 @@ export interface MachineApiUnderTest {
   /** Holds `machine-api.toml`, the `files`, and the data dir `data/`. */
   dir: string;
   dataDir: string;
+  /** The PostgreSQL database it runs on (test project `machine-api-postgres`); undefined on SQLite. */
+  databaseUrl: string | undefined;
   service: RunningService;
   /** Closes the service (machines, database, server) and removes `dir` unless it was given. */
   close(): Promise<void>;
@@ -58,6 +61,7 @@ export async function startMachineApi(
     const configPath = join(dir, 'machine-api.toml');
     await writeFile(configPath, toml);
     const dataDir = join(dir, 'data');
+    const databaseUrl = await testDatabaseUrl(dir);
     const logger = pino({ level: process.env.MACHINE_API_TEST_LOG ?? 'silent' });
     // mDNS only where a test asks for it (`[server] mdns = true`): no multicast responders left behind.
     const service = await startService({
@@ -67,12 +71,14 @@ export async function startMachineApi(
       port: 0,
       logger,
       mdnsDefault: false,
+      databaseUrl,
     });
     if (!options.listenOnly) await service.machinesStarted;
     return {
       baseUrl: service.url,
       dir,
       dataDir,
+      databaseUrl,
       service,
       close: async () => {
         await service.close();

@@ -17,6 +17,7 @@ import { type RunningService, startService } from '../src/service.js';
 import { jpegFrame } from './camera-frames.js';
 import { postPrint, waitFor } from './harness.js';
 import { formData, HttpReceiver, SmtpReceiver } from './notify-receivers.js';
+import { testDatabaseUrl } from './test-database.js';
 
 const WEBHOOK_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const NTFY_TOKEN = 'tk_ntfysecret0123456789';
@@ -184,6 +185,7 @@ beforeAll(async () => {
   service = await startService({
     configPath,
     dataDir: join(dir, 'data'),
+    databaseUrl: await testDatabaseUrl(dir),
     host: '127.0.0.1',
     port: 0,
     logger: pino({ level: 'debug' }, sink),

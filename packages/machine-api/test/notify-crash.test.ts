@@ -13,6 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from './harness.js';
 import { HttpReceiver } from './notify-receivers.js';
+import { testDatabaseUrl } from './test-database.js';
 
 const cli = new URL('../src/cli.ts', import.meta.url).pathname;
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -50,6 +51,7 @@ afterAll(async () => {
 });
 
 async function serve(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+  const databaseUrl = await testDatabaseUrl(dir);
   const child = spawn(
     process.execPath,
     [
@@ -64,6 +66,7 @@ async function serve(dataDir: string): Promise<{ child: ChildProcess; url: strin
       '127.0.0.1:0',
       '--data-dir',
       dataDir,
+      ...(databaseUrl ? ['--database-url', databaseUrl] : []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );

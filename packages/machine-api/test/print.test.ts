@@ -6,6 +6,7 @@ import { openJobDatabase } from '../src/jobs/database.js';
 import { JobStore } from '../src/jobs/store.js';
 import { ContractClient } from './contract.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
+import { testDatabaseUrl } from './test-database.js';
 
 const CONFIG = `
 [server]
@@ -541,8 +542,8 @@ describe('jobs survive a restart', () => {
       await mkdir(join(dataDir, 'jobs', 'stale'), { recursive: true });
       await mkdir(join(dataDir, 'uploads'), { recursive: true });
       await writeFile(join(dataDir, 'uploads', 'half.upload'), 'G28');
-      const db = await openJobDatabase(dataDir);
-      const store = new JobStore(db);
+      const database = await openJobDatabase({ dataDir, url: await testDatabaseUrl(dir) });
+      const store = new JobStore(database.db);
       const id = '0b0e5c1e-1111-4222-8333-444455556666';
       await store.insert({
         id,
@@ -553,7 +554,7 @@ describe('jobs survive a restart', () => {
         parameters: { machine_id: 'm', job_name: 'crashed' },
       });
       await store.setStatus(id, 'slicing');
-      await db.destroy();
+      await database.close();
 
       const api = await startMachineApi('[machines.m]\ntype = "Noop"\n', { dir });
       try {

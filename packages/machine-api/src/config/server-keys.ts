@@ -49,6 +49,13 @@ export const ServerKeys = Type.Object({
   queue_wait_minutes: Type.Number({ exclusiveMinimum: 0, default: 60 }),
   /** The address people reach the service at (`https://printers.example.com`); messages link into its dashboard. */
   public_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  // A farm on several hosts (docs/machine-api/farm.md).
+  /** `postgres://user:password@host/db`: the database every instance of the farm shares; absent: SQLite in the data dir. */
+  database_url: Type.Optional(Type.String({ pattern: '^postgres(ql)?://[^\\s]+$' })),
+  /** This instance's name in the farm (default: the host name and the listening port, `host:port`). */
+  instance: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' })),
+  /** An instance whose heartbeat is older than this is dead: its machines are listed offline, its claims released. */
+  heartbeat_timeout_seconds: Type.Number({ minimum: 1, maximum: 3600, default: 15 }),
 });
 export type ServerSettings = Static<typeof ServerKeys>;
 

@@ -1,13 +1,18 @@
 /**
- * The job database: SQLite (better-sqlite3, WAL) under the data dir, accessed through Kysely, with
- * versioned migrations applied at start-up.
+ * The machine-api database: SQLite (better-sqlite3, WAL) under the data dir for one host, or PostgreSQL
+ * for a farm of several instances (docs/machine-api/farm.md), through the same Kysely code, with the
+ * versioned migrations of migrations.ts applied at start-up.
  */
 
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { type Generated, Kysely, type Migration, Migrator, SqliteDialect, sql } from 'kysely';
-import { type AccessTables, accessMigration } from '../access/tables.js';
-import { type NotifyTables, notifyMigration } from '../notify/tables.js';
+import { type Generated, Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { AccessTables } from '../access/tables.js';
+import type { NotifyTables } from '../notify/tables.js';
+import { type DialectName, jobMigrations } from './migrations.js';
+
+export type { DialectName } from './migrations.js';
 
 export interface JobsTable {
   id: string;
@@ -84,128 +89,47 @@ export interface JobDatabase extends NotifyTables, AccessTables {
   machine_beds: MachineBedsTable;
 }
 
-const migrations: Record<string, Migration> = {
-  '001_jobs': {
-    async up(db) {
-      await db.schema
-        .createTable('jobs')
-        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('id', 'text', (c) => c.notNull().unique())
-        .addColumn('machine_id', 'text', (c) => c.notNull())
-        .addColumn('job_name', 'text', (c) => c.notNull())
-        .addColumn('file_name', 'text', (c) => c.notNull())
-        .addColumn('file_size', 'integer', (c) => c.notNull())
-        .addColumn('parameters', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('message', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addColumn('finished_at', 'text')
-        .execute();
-      await db.schema.createIndex('jobs_machine').on('jobs').columns(['machine_id', 'seq']).execute();
-      await db.schema.createIndex('jobs_status').on('jobs').columns(['status', 'seq']).execute();
-    },
-  },
-  '002_job_estimate': {
-    async up(db) {
-      await db.schema.alterTable('jobs').addColumn('estimate', 'text').execute();
-    },
-  },
-  // Queued jobs have no machine yet: the table is rebuilt (SQLite cannot drop NOT NULL in place), which
-  // works the same on PostgreSQL. Beds awaiting a clear survive a restart.
-  '002_queue': {
-    async up(db) {
-      await db.schema
-        .createTable('jobs_next')
-        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('id', 'text', (c) => c.notNull().unique())
-        .addColumn('machine_id', 'text')
-        .addColumn('job_name', 'text', (c) => c.notNull())
-        .addColumn('file_name', 'text', (c) => c.notNull())
-        .addColumn('file_size', 'integer', (c) => c.notNull())
-        .addColumn('parameters', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('message', 'text')
-        .addColumn('estimate', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addColumn('finished_at', 'text')
-        .addColumn('priority', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('constraints', 'text')
-        .addColumn('queued_at', 'text')
-        .addColumn('dispatched_at', 'text')
-        .addColumn('design_path', 'text')
-        .execute();
-      const copied = [
-        'seq',
-        'id',
-        'machine_id',
-        'job_name',
-        'file_name',
-        'file_size',
-        'parameters',
-        'status',
-        'message',
-        'estimate',
-        'created_at',
-        'updated_at',
-        'finished_at',
-      ] as const;
-      await sql`insert into jobs_next (${sql.join(copied.map((c) => sql.ref(c)))}) select ${sql.join(
-        copied.map((c) => sql.ref(c)),
-      )} from jobs`.execute(db);
-      await db.schema.dropTable('jobs').execute();
-      await db.schema.alterTable('jobs_next').renameTo('jobs').execute();
-      await db.schema.createIndex('jobs_machine').on('jobs').columns(['machine_id', 'seq']).execute();
-      await db.schema.createIndex('jobs_status').on('jobs').columns(['status', 'seq']).execute();
-      await db.schema
-        .createIndex('jobs_queue')
-        .on('jobs')
-        .columns(['status', 'priority', 'queued_at'])
-        .execute();
-      await db.schema
-        .createTable('machine_beds')
-        .addColumn('machine_id', 'text', (c) => c.primaryKey())
-        .addColumn('awaiting_clear_since', 'text', (c) => c.notNull())
-        .addColumn('job_id', 'text')
-        .execute();
-    },
-  },
-  '005_access_and_stored_files': {
-    async up(db) {
-      await db.schema.alterTable('jobs').addColumn('owner', 'text').execute();
-      await db.schema
-        .createTable('api_keys')
-        .addColumn('name', 'text', (c) => c.primaryKey())
-        .addColumn('key_id', 'text', (c) => c.notNull().unique())
-        .addColumn('secret_hash', 'text', (c) => c.notNull())
-        .addColumn('scopes', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createTable('stored_files')
-        .addColumn('name', 'text', (c) => c.primaryKey())
-        .addColumn('target', 'text', (c) => c.notNull())
-        .addColumn('disk_name', 'text', (c) => c.notNull())
-        .addColumn('size', 'integer', (c) => c.notNull())
-        .addColumn('owner', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-    },
-  },
-  '030_notifications': notifyMigration,
-  '031_app_keys_and_camera_tokens': accessMigration,
-  '033_filament': {
-    async up(db) {
-      await db.schema.alterTable('jobs').addColumn('filament', 'text').execute();
-      await db.schema.alterTable('jobs').addColumn('printing_at', 'text').execute();
-      await db.schema.createIndex('jobs_finished').on('jobs').columns(['finished_at']).execute();
-    },
-  },
-};
+export interface OpenDatabaseOptions {
+  /** Where the SQLite file lives when no `url` is given. */
+  dataDir: string;
+  /** `postgres://…` (or `postgresql://…`): the farm's shared database; absent: SQLite in `dataDir`. */
+  url?: string;
+}
 
-/** Opens (creating if needed) `<dataDir>/machine-api.sqlite` and brings its schema up to date. */
-export async function openJobDatabase(dataDir: string): Promise<Kysely<JobDatabase>> {
+export interface JobDatabaseHandle {
+  db: Kysely<JobDatabase>;
+  dialect: DialectName;
+  close(): Promise<void>;
+}
+
+// int8 (bigint sizes, count(*)) arrives from pg as a string; every value stored fits in a double, so it is
+// read as a number, as better-sqlite3 does.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+
+/** Key of the PostgreSQL advisory lock held while an instance migrates ("mapi" in ASCII). */
+const MIGRATION_LOCK_KEY = 0x6d617069;
+
+/** True for a URL naming a PostgreSQL database. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
+/**
+ * Opens the database (PostgreSQL when `url` names one, else `<dataDir>/machine-api.sqlite`, created if
+ * needed) and brings its schema up to date.
+ */
+export async function openJobDatabase(options: OpenDatabaseOptions): Promise<JobDatabaseHandle> {
+  const handle = options.url ? openPostgres(options.url) : openSqlite(options.dataDir);
+  try {
+    await migrate(handle);
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  return handle;
+}
+
+function openSqlite(dataDir: string): JobDatabaseHandle {
   const sqlite = new Database(join(dataDir, 'machine-api.sqlite'));
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('busy_timeout = 5000');
@@ -213,18 +137,61 @@ export async function openJobDatabase(dataDir: string): Promise<Kysely<JobDataba
   // status change; a farm dispatching to many machines at once otherwise waits on the disk.
   sqlite.pragma('synchronous = NORMAL');
   const db = new Kysely<JobDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+function openPostgres(url: string): JobDatabaseHandle {
+  if (!isPostgresUrl(url)) throw new Error(`database URL must start with postgres:// (got "${redact(url)}")`);
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // Without a listener an idle client's error (the server restarting) would end the process; the pool
+  // drops that client and opens a new one on the next query.
+  pool.on('error', (error) =>
+    process.stderr.write(`machine-api: idle database connection failed: ${error.message}\n`),
+  );
+  const db = new Kysely<JobDatabase>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+/** The URL without its password, for messages. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.href;
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/**
+ * Applies pending migrations. On PostgreSQL several instances may start at once: each takes a session
+ * advisory lock on one connection first, so one migrates and the others then find nothing left to do.
+ */
+async function migrate(handle: JobDatabaseHandle): Promise<void> {
+  if (handle.dialect === 'sqlite') return runMigrations(handle.db, handle.dialect);
+  await handle.db.connection().execute(async (connection) => {
+    await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
+    try {
+      await runMigrations(connection, handle.dialect);
+    } finally {
+      await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
+    }
+  });
+}
+
+async function runMigrations(db: Kysely<JobDatabase>, dialect: DialectName): Promise<void> {
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: async () => jobMigrations(dialect) },
     // Migrations are numbered per feature by the people who write them, so a data dir may have run 005
     // before 003 exists; each migration touches its own tables, so running a late lower number is safe.
     allowUnorderedMigrations: true,
   });
-  const { error } = await migrator.migrateToLatest();
+  const { error, results } = await migrator.migrateToLatest();
   if (error) {
-    await db.destroy();
-    throw error;
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(
+      `database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
-  await sql`select 1`.execute(db);
-  return db;
 }

@@ -26,7 +26,7 @@ const userName = (i: number) => `vuser${String(i).padStart(5, '0')}`;
 const repoPath = (k: number) => `${userName(k)}/repo${k}`;
 
 /** Seeds the users, one token each (returned, by user index), the repositories and their releases. */
-async function seedVaried(databaseUrl: string): Promise<string[]> {
+export async function seedVaried(databaseUrl: string): Promise<string[]> {
   const forge = await openDatabase({ url: databaseUrl });
   const tokens: string[] = [];
   try {
@@ -111,7 +111,7 @@ async function seedVaried(databaseUrl: string): Promise<string[]> {
 const pick = (n: number) => Math.floor(Math.random() * n);
 
 /** One request of the token lookup workload. */
-function tokenLookup(tokens: string[]): BenchRequest {
+export function tokenLookup(tokens: string[]): BenchRequest {
   return {
     path: `/api/v1/users/${userName(pick(USERS))}`,
     headers: { authorization: `token ${tokens[pick(USERS)]}` },
@@ -120,7 +120,7 @@ function tokenLookup(tokens: string[]): BenchRequest {
 
 let written = 0;
 /** One request of the mixed workload. */
-function mixed(tokens: string[]): BenchRequest {
+export function mixed(tokens: string[]): BenchRequest {
   const roll = Math.random();
   const k = pick(REPOS);
   const authorization = `token ${tokens[pick(USERS)]}`;

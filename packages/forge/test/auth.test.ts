@@ -234,6 +234,30 @@ describe('authentication and token scopes', () => {
       expect(list.body.every((t) => t.sha1 === '')).toBe(true);
     });
 
+    it('lists when each token was created and last used; a use shows in the next list', async () => {
+      const name = uniqueName('t');
+      const token = await forge.createToken(alice, ['read:user'], name);
+      // An hour ago, as if the token had been made then and not used since.
+      const hourAgo = Math.floor(Date.now() / 1000) - 3600;
+      await forge.ctx.db
+        .updateTable('access_token')
+        .set({ created_unix: hourAgo, updated_unix: hourAgo })
+        .where('name', '=', name)
+        .execute();
+      const path = `/users/${alice.username}/tokens?limit=50`;
+      type Listed = { name: string; created_at: string; last_used_at: string };
+      const listed = async () =>
+        (await forge.request<Listed[]>('GET', path, { basic: alice })).body.find((t) => t.name === name)!;
+      const before = await listed();
+      expect(before.created_at).toBe(new Date(hourAgo * 1000).toISOString().replace('.000Z', 'Z'));
+      expect(before.last_used_at).toBe(before.created_at);
+      const usedFrom = Math.floor(Date.now() / 1000);
+      expect((await forge.request('GET', '/user', { token })).status).toBe(200);
+      const after = await listed();
+      expect(after.created_at).toBe(before.created_at);
+      expect(Date.parse(after.last_used_at) / 1000).toBeGreaterThanOrEqual(usedFrom);
+    });
+
     it('tokens can be deleted by id or name; unknown is 404', async () => {
       const name = uniqueName('t');
       const token = await forge.createToken(alice, ['read:user'], name);

@@ -14,6 +14,7 @@ import { lazyRequestLogger, redactingLogger, redactUrl } from '../log.js';
 import { oauthRoutes } from '../oauth/routes.js';
 import { loadSigningKey } from '../oauth/signing-key.js';
 import type { ServiceContext } from '../services/context.js';
+import { flushTokenUses } from '../services/token-use.js';
 import { PARAM_TYPE_KEYWORD } from '../structs/query.js';
 import { archiveRoutes } from '../web/archives.js';
 import { avatarRoutes } from '../web/avatars.js';
@@ -120,6 +121,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     request.auth = await applySudo(ctx, request, auth);
   });
   app.addHook('preParsing', checkSignedBodyDigest);
+  // Token uses noted in memory (services/token-use.ts) are written before the database closes.
+  app.addHook('onClose', () => flushTokenUses(ctx));
 
   // One plugin per URL area; each applies its token-scope category as an onRequest hook.
   const api = { prefix: '/api/v1', ctx };

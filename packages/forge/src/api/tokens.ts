@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireBasicAuth, requireScopes, requireSelfOrAdmin, requireUser } from '../auth/guards.js';
 import { TokenScope } from '../auth/scopes.js';
+import { rfc3339 } from '../convert/time.js';
 import {
   createAccessToken,
   deleteAccessToken,
@@ -68,7 +69,11 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (a
       const { rows, total } = await listAccessTokens(ctx, user, page);
       setTotalCount(reply, total);
       const repositories = await repositoriesOfTokens(ctx, rows);
-      return rows.map((row) => toAccessToken(row, repositories));
+      return rows.map((row) => ({
+        ...toAccessToken(row, repositories),
+        created_at: rfc3339(row.created_unix),
+        last_used_at: rfc3339(row.updated_unix),
+      }));
     },
   );
 

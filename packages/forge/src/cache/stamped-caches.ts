@@ -15,28 +15,32 @@ const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 const ENTRY_OVERHEAD_BYTES = 128;
 const MAX_KEPT_TOKENS = 10_000;
 
-/** What one epoch (one value of the stamp) keeps; a new epoch starts with empty ones. */
-class EpochEntries {
-  // Keys count against the budget too: they hold the request's URL, up to the HTTP parser's header
-  // limit, so small answers under long URLs (`?x=<16 kB>`) cannot exceed the budget many times over.
-  readonly answers = new LRUCache<string, KeptAnswer>({
-    maxSize: ANSWER_CACHE_BYTES,
-    maxEntrySize: ANSWER_CACHE_BYTES / 4,
-    sizeCalculation: (answer, key) =>
-      answer.body.length + 64 * answer.headers.length + key.length + ENTRY_OVERHEAD_BYTES,
-  });
-  readonly tokens = new LRUCache<string, object>({ max: MAX_KEPT_TOKENS });
+/** A kept value and the epoch it was kept in: it is found only while that epoch is current. */
+interface Kept<V> {
+  epoch: number;
+  value: V;
 }
 
 /**
- * One database handle's (and config's) kept reads and the stamp they were read under. Every change of
- * the stamp starts a new epoch with empty caches (the old ones are dropped whole, in O(1)). An entry is
- * kept only by a request whose stamp is still the current epoch's, and found only by one whose stamp is.
+ * One database handle's (and config's) kept reads and the stamp they were read under. Every change of the
+ * stamp starts a new epoch; an entry is kept only by a request whose stamp is still the current epoch's,
+ * and found only by one whose stamp is. Entries of past epochs are never found again (a stamp never comes
+ * back) and make room as the LRU evicts them. The caches themselves live as long as the handle: starting
+ * each epoch with new ones cost ~5 % of the CPU of a workload with a write every few milliseconds (the
+ * token LRU allocates its `max` slots up front; profile in the issue-35 closing note).
  */
 export class StampedCaches {
   private stamp: string | undefined;
   private epoch = 0;
-  private entries = new EpochEntries();
+  // Keys count against the budget too: they hold the request's URL, up to the HTTP parser's header
+  // limit, so small answers under long URLs (`?x=<16 kB>`) cannot exceed the budget many times over.
+  private readonly answers = new LRUCache<string, Kept<KeptAnswer>>({
+    maxSize: ANSWER_CACHE_BYTES,
+    maxEntrySize: ANSWER_CACHE_BYTES / 4,
+    sizeCalculation: ({ value }, key) =>
+      value.body.length + 64 * value.headers.length + key.length + ENTRY_OVERHEAD_BYTES,
+  });
+  private readonly tokens = new LRUCache<string, Kept<object>>({ max: MAX_KEPT_TOKENS });
 
   constructor(private readonly source: StampSource) {}
 
@@ -50,26 +54,30 @@ export class StampedCaches {
     if (stamp !== this.stamp) {
       this.stamp = stamp;
       this.epoch += 1;
-      this.entries = new EpochEntries();
     }
     return this.epoch;
   }
 
   answer(key: string, epoch: number): KeptAnswer | undefined {
-    return epoch === this.epoch ? this.entries.answers.get(key) : undefined;
+    return found(this.answers.get(key), epoch, this.epoch);
   }
 
   keepAnswer(key: string, epoch: number, answer: KeptAnswer): void {
-    if (epoch === this.epoch) this.entries.answers.set(key, answer);
+    if (epoch === this.epoch) this.answers.set(key, { epoch, value: answer });
   }
 
   token<T extends object>(key: string, epoch: number): T | undefined {
-    return epoch === this.epoch ? (this.entries.tokens.get(key) as T | undefined) : undefined;
+    return found(this.tokens.get(key), epoch, this.epoch) as T | undefined;
   }
 
   keepToken<T extends object>(key: string, epoch: number, hit: T): void {
-    if (epoch === this.epoch) this.entries.tokens.set(key, hit);
+    if (epoch === this.epoch) this.tokens.set(key, { epoch, value: hit });
   }
+}
+
+/** A kept entry's value when it was kept in the asking request's epoch and that epoch is still current. */
+function found<V>(kept: Kept<V> | undefined, asking: number, current: number): V | undefined {
+  return kept !== undefined && kept.epoch === asking && asking === current ? kept.value : undefined;
 }
 
 // Per database handle (each forge, and each test forge, has its own), then per config: an answer depends

@@ -16,10 +16,10 @@ import {
   type TokenCredential,
   tokenRepositoryIds,
   tokensRepositories,
-  touchToken,
 } from '../store/tokens.js';
 import { nowUnix, type ServiceContext } from './context.js';
 import { getRepoPermission } from './permissions.js';
+import { flushTokenUses, noteTokenUse } from './token-use.js';
 
 /** Creates a personal access token; the plain token is returned once and never stored. */
 export async function createAccessToken(
@@ -94,11 +94,13 @@ export async function repositoriesOfTokens(
 }
 
 /** One page of a user's tokens. */
-export function listAccessTokens(
+export async function listAccessTokens(
   ctx: ServiceContext,
   owner: UserRow,
   page: { offset: number; limit: number },
 ) {
+  // The list shows each token's last use: this process's pending ones are written first.
+  await flushTokenUses(ctx);
   return listTokens(ctx.db, owner.id, page);
 }
 
@@ -124,8 +126,6 @@ const TOKEN_SHAPE = /^[0-9a-f]{40}$/;
 export interface ResolvedToken extends TokenCandidate {
   repositories?: ReadonlySet<number>;
 }
-/** A used token's `updated_unix` is bumped when it is at least this old (a write: the request then keeps nothing, cache/read-view.ts). */
-export const TOKEN_TOUCH_SECONDS = 60;
 
 /**
  * The token and its owner for a presented token, or null when it is unknown or malformed. With
@@ -160,11 +160,7 @@ export async function resolveAccessToken(
         : match;
     kept.keep(hit);
   }
-  const now = nowUnix();
-  // Gitea bumps updated_unix on use; once a minute is enough and keeps hot tokens off the write path.
-  if (now - hit.token.updated_unix >= TOKEN_TOUCH_SECONDS) {
-    await touchToken(ctx.db, hit.token.id, now);
-    view.wrote();
-  }
+  // Gitea bumps updated_unix on use; noted here and written within a minute (services/token-use.ts).
+  noteTokenUse(ctx, hit.token.id, hit.token.updated_unix, nowUnix());
   return hit;
 }

@@ -213,7 +213,25 @@ export async function insertTokenWithRepositories(
   });
 }
 
-/** Records that a token was used (Gitea bumps `updated_unix`). */
-export async function touchToken(db: Db, id: number, now: number): Promise<void> {
-  await db.updateTable('access_token').set({ updated_unix: now }).where('id', '=', id).execute();
+/**
+ * Records when tokens were last used (Gitea bumps `updated_unix`), given token id → unix second, in one
+ * transaction: one statement per distinct second. A time never moves back, and a deleted token is skipped.
+ */
+export async function recordTokenUses(db: Db, uses: ReadonlyMap<number, number>): Promise<void> {
+  const bySecond = new Map<number, number[]>();
+  for (const [id, second] of uses) {
+    const ids = bySecond.get(second);
+    if (ids) ids.push(id);
+    else bySecond.set(second, [id]);
+  }
+  await db.transaction().execute(async (trx) => {
+    for (const [second, ids] of bySecond) {
+      await trx
+        .updateTable('access_token')
+        .set({ updated_unix: second })
+        .where('id', 'in', ids)
+        .where('updated_unix', '<', second)
+        .execute();
+    }
+  });
 }

@@ -15,6 +15,10 @@ export const AccessTokenSchema = Type.Object({
   sha1: Type.String(),
   token_last_eight: Type.String(),
   scopes: Type.Array(Type.String()),
+  /** In lists only (Gitea's create answer has neither time). */
+  created_at: Type.Optional(Type.String({ format: 'date-time' })),
+  /** In lists only: the token's last use, to within a minute (services/token-use.ts); its creation until used. */
+  last_used_at: Type.Optional(Type.String({ format: 'date-time' })),
   /** Forgejo's repository-scoped tokens: present only on tokens limited to repositories. */
   repositories: Type.Optional(Type.Array(TokenRepositorySchema)),
 });

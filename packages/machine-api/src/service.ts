@@ -31,6 +31,7 @@ import { MachineRegistry } from './machines/registry.js';
 import { ServiceMetrics } from './metrics.js';
 import { jobPhotoSource } from './notify/photos.js';
 import { createNotifications } from './notify/wiring.js';
+import { upnpUuid } from './octoprint/base-url.js';
 import { FileStore } from './octoprint/file-store.js';
 import { StoredFiles } from './octoprint/stored-files.js';
 import { printSubmitter } from './octoprint/submit.js';
@@ -250,6 +251,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         port: Number(new URL(url).port),
         machineIds: machines.machines.map((entry) => entry.id),
         queue: true,
+        uuidOf: (id) => upnpUuid(installSecret, id),
         apiVersion: API_VERSION,
         logger,
       });

@@ -60,7 +60,7 @@ type = "Noop"
 
   const instance = (label: string, type: string) => `${label}._${type}._tcp.local`;
 
-  it('answers a PTR query for _machine-api._tcp with SRV port and TXT path=/, and one _octoprint._tcp base per machine', async () => {
+  it('answers a PTR query for _machine-api._tcp with SRV port and TXT path=/, and one _octoprint._tcp base per machine with its uuid', async () => {
     const where = `${hostname()}:${port}`;
     const main = instance(`machine-api ${where}`, 'machine-api');
     const sim = instance(`sim (machine-api ${where})`, 'octoprint');
@@ -97,6 +97,13 @@ type = "Noop"
     // The advertised base works as a slicer would use it: base + "api/version".
     const version = await fetch(`http://127.0.0.1:${port}${found.get(sim)?.txt?.path}api/version`);
     expect(version.status).toBe(200);
+    // Home Assistant's zeroconf discovery takes TXT `uuid` as the device id: the settings' upnpUuid.
+    const settings = (await (await fetch(`http://127.0.0.1:${port}/octoprint/sim/api/settings`)).json()) as {
+      plugins: { discovery: { upnpUuid: string } };
+    };
+    expect(found.get(sim)?.txt?.uuid).toBe(settings.plugins.discovery.upnpUuid);
+    expect(found.get(queue)?.txt?.uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(found.get(queue)?.txt?.uuid).not.toBe(found.get(sim)?.txt?.uuid);
   });
 
   it('sends goodbye records when the service closes', async () => {

@@ -6,11 +6,18 @@
  * hostile input on the new routes.
  */
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { runKeysCommand } from '../src/keys-command.js';
 import { decodeJpeg } from './camera-frames.js';
 import { type MachineApiUnderTest, startMachineApi, waitFor } from './harness.js';
 import { HttpCamera } from './sim/http-camera.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: the answers' JSON is read field by field, as the clients do.
+type Json = any;
 
 const GCODE = ';FLAVOR:Marlin\nG28\nG1 Z5 F5000\n'.repeat(200);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -53,6 +60,36 @@ function haRequest(
     body: options.json === undefined ? undefined : JSON.stringify(options.json),
     redirect: 'manual',
   });
+}
+
+/** A push-channel client as OctoPod's WebSocketClient: collects every JSON message it receives. */
+class PushClient {
+  readonly messages: Json[] = [];
+  private constructor(readonly socket: WebSocket) {
+    socket.on('message', (data) => this.messages.push(JSON.parse(data.toString())));
+  }
+
+  static async open(url: string): Promise<PushClient> {
+    const socket = new WebSocket(url);
+    const client = new PushClient(socket);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    return client;
+  }
+
+  current(): Json[] {
+    return this.messages.filter((message) => 'current' in message).map((message) => message.current);
+  }
+
+  auth(text: string): void {
+    this.socket.send(JSON.stringify({ auth: text }));
+  }
+
+  close(): void {
+    this.socket.close();
+  }
 }
 
 describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
@@ -229,7 +266,7 @@ describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
     // OctoprintDataUpdateCoordinator: get_printer_info, then get_job_info.
     const idlePrinter = await haRequest(`${base}api/printer`, { key });
     expect(idlePrinter.status).toBe(200);
-    const idle = (await idlePrinter.json()) as Record<string, any>;
+    const idle = (await idlePrinter.json()) as Json;
     expect(idle.state).toEqual({
       text: 'Operational',
       flags: {
@@ -254,7 +291,7 @@ describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
         offset: 0,
       });
     }
-    const idleJob = (await (await haRequest(`${base}api/job`, { key })).json()) as Record<string, any>;
+    const idleJob = (await (await haRequest(`${base}api/job`, { key })).json()) as Json;
     expect(idleJob).toEqual({
       job: {
         file: { name: null, path: null, display: null, origin: null, size: null, date: null },
@@ -275,7 +312,7 @@ describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
     });
 
     const jobId = await startPrint('sim', 'benchy.gcode');
-    const printing = (await (await haRequest(`${base}api/printer`, { key })).json()) as Record<string, any>;
+    const printing = (await (await haRequest(`${base}api/printer`, { key })).json()) as Json;
     expect(printing.state.text).toBe('Printing');
     expect(printing.state.flags).toMatchObject({
       printing: true,
@@ -285,7 +322,7 @@ describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
     });
     expect(printing.temperature.tool0).toEqual({ actual: 210, target: 210, offset: 0 });
     expect(printing.temperature.bed).toEqual({ actual: 60, target: 60, offset: 0 });
-    const job = (await (await haRequest(`${base}api/job`, { key })).json()) as Record<string, any>;
+    const job = (await (await haRequest(`${base}api/job`, { key })).json()) as Json;
     expect(job.state).toBe('Printing');
     expect(job.job.file).toMatchObject({ name: 'benchy.gcode', origin: 'local', size: GCODE.length });
     expect(job.job.user).toBe('slicer');
@@ -301,9 +338,9 @@ describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
     expect(pause.status).toBe(204);
     await waitFor(
       async () =>
-        ((await (await haRequest(`${base}api/printer`, { key })).json()) as any).state.text === 'Paused',
+        ((await (await haRequest(`${base}api/printer`, { key })).json()) as Json).state.text === 'Paused',
     );
-    const pausedJob = (await (await haRequest(`${base}api/job`, { key })).json()) as Record<string, any>;
+    const pausedJob = (await (await haRequest(`${base}api/job`, { key })).json()) as Json;
     expect(pausedJob.state).toBe('Paused');
     const resume = await haRequest(`${base}api/job`, {
       method: 'POST',
@@ -313,7 +350,7 @@ describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
     expect(resume.status).toBe(204);
     await waitFor(
       async () =>
-        ((await (await haRequest(`${base}api/printer`, { key })).json()) as any).state.text === 'Printing',
+        ((await (await haRequest(`${base}api/printer`, { key })).json()) as Json).state.text === 'Printing',
     );
     // A read key may watch but not act, as on POST /machines/{id}/pause.
     const refused = await haRequest(`${base}api/job`, {
@@ -327,7 +364,9 @@ describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
     });
     const cancel = await haRequest(`${base}api/job`, { method: 'POST', key, json: { command: 'cancel' } });
     expect(cancel.status).toBe(204);
-    await waitFor(async () => ((await (await admin(`/jobs/${jobId}`)).json()) as any).status === 'cancelled');
+    await waitFor(
+      async () => ((await (await admin(`/jobs/${jobId}`)).json()) as Json).status === 'cancelled',
+    );
     const again = await haRequest(`${base}api/job`, {
       method: 'POST',
       key,
@@ -345,5 +384,263 @@ describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
     const job = await haRequest(`${base}api/job`, { key: readKey });
     expect(job.status).toBe(200);
     expect(((await job.json()) as { state: string }).state).toBe('Offline');
+  });
+
+  it('Home Assistant: its temperature calls (with the double slash pyoctoprintapi sends) set the heaters within the limits', async () => {
+    const base = `${api.baseUrl}/octoprint/spare/`;
+    const key = await createKey(api.dataDir, 'ha-heat', 'read,control');
+    // set_bed_temperature: f"{base_url}/{BED_ENDPOINT}", so `…/spare//api/printer/bed`.
+    const bed = await haRequest(`${base}/api/printer/bed`, {
+      method: 'POST',
+      key,
+      json: { command: 'target', target: 60, offset: 0 },
+    });
+    expect(bed.status).toBe(204);
+    // set_tool_temperature: issue_tool_command("target", targets={tool: target}).
+    const tool = await haRequest(`${base}api/printer/tool`, {
+      method: 'POST',
+      key,
+      json: { command: 'target', targets: { tool0: 215 } },
+    });
+    expect(tool.status).toBe(204);
+    const printer = (await (await haRequest(`${base}api/printer`, { key })).json()) as Json;
+    expect(printer.temperature.bed.target).toBe(60);
+    expect(printer.temperature.tool0.target).toBe(215);
+    // Above max_tool_temp (default 300) / max_bed_temp (120): 400, and nothing changes.
+    const tooHot = await haRequest(`${base}api/printer/tool`, {
+      method: 'POST',
+      key,
+      json: { command: 'target', targets: { tool0: 301 } },
+    });
+    expect(tooHot.status).toBe(400);
+    expect(await tooHot.json()).toEqual({ error: expect.stringContaining('max_tool_temp') });
+    const bedTooHot = await haRequest(`${base}api/printer/bed`, {
+      method: 'POST',
+      key,
+      json: { command: 'target', target: 121 },
+    });
+    expect(bedTooHot.status).toBe(400);
+    const after = (await (await haRequest(`${base}api/printer`, { key })).json()) as Json;
+    expect(after.temperature.bed.target).toBe(60);
+    expect(after.temperature.tool0.target).toBe(215);
+    // turn_tool_off / turn_bed_off.
+    expect(
+      (
+        await haRequest(`${base}api/printer/tool`, {
+          method: 'POST',
+          key,
+          json: { command: 'target', targets: { tool0: 0 } },
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await haRequest(`${base}/api/printer/bed`, {
+          method: 'POST',
+          key,
+          json: { command: 'target', target: 0, offset: 0 },
+        })
+      ).status,
+    ).toBe(204);
+    // The restart, reboot and shutdown buttons: `…//api/system/commands/core/restart` routes, and says no.
+    const restart = await haRequest(`${base}/api/system/commands/core/restart`, { method: 'POST', key });
+    expect(restart.status).toBe(404);
+    expect(await restart.json()).toEqual({
+      error: 'Command core:restart not found: machine-api runs no system commands',
+    });
+  });
+
+  it('OctoPod: its start-up sequence, then the push channel follows a print', async () => {
+    const base = `${api.baseUrl}/octoprint/spare`;
+    const key = await createKey(api.dataDir, 'OctoPod', 'read,control');
+    const get = (path: string) => haRequest(`${base}${path}`, { key });
+    // connectToServer: the websocket first, then printerState, settings, version.
+    const push = await PushClient.open(`${base.replace('http', 'ws')}/sockjs/websocket`);
+    const printer = await get('/api/printer');
+    expect(printer.status).toBe(200);
+    const printerJson = (await printer.json()) as Json;
+    expect(printerJson.temperature.tool0).toEqual({
+      actual: expect.any(Number),
+      target: expect.any(Number),
+      offset: 0,
+    });
+    expect(printerJson.state.flags).toMatchObject({
+      operational: true,
+      paused: false,
+      printing: false,
+      pausing: false,
+      cancelling: false,
+      closedOrError: false,
+    });
+    const settings = (await (await get('/api/settings')).json()) as Json;
+    expect(settings.feature.sdSupport).toBe(false);
+    expect(settings.webcam).toMatchObject({
+      webcamEnabled: false,
+      flipH: false,
+      flipV: false,
+      rotate90: false,
+      streamRatio: '16:9',
+    });
+    const profiles = (await (await get('/api/printerprofiles')).json()) as Json;
+    expect(profiles.profiles._default).toMatchObject({ id: '_default', current: true, heatedBed: true });
+    const version = (await (await get('/api/version')).json()) as Json;
+    expect(version.server).toBe('1.10.0');
+    const connection = (await (await get('/api/connection')).json()) as Json;
+    expect(connection.current).toEqual({
+      state: 'Operational',
+      port: 'spare',
+      baudrate: null,
+      printerProfile: '_default',
+    });
+    const commands = (await (await get('/api/system/commands')).json()) as Json;
+    expect(commands).toEqual({ core: [], custom: [] });
+    const files = (await (await get('/api/files?recursive=true')).json()) as Json;
+    expect(files).toEqual({ files: [], free: null, total: null });
+    // websocketConnected: `connected` arrived, then a passive login gives name and session for `auth`.
+    await waitFor(() => push.messages.length > 0);
+    expect(push.messages[0]).toMatchObject({ connected: { version: '1.10.0' } });
+    const login = await haRequest(`${base}/api/login`, { method: 'POST', key, json: { passive: true } });
+    expect(login.status).toBe(200);
+    const user = (await login.json()) as { name: string; session: string };
+    expect(user.name).toBe('OctoPod');
+    expect(user.session).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // A wrong session gets nothing, however long the right one is fed.
+    const stranger = await PushClient.open(`${base.replace('http', 'ws')}/sockjs/websocket`);
+    stranger.auth(`OctoPod:${'x'.repeat(43)}`);
+    const impostor = await PushClient.open(`${base.replace('http', 'ws')}/sockjs/websocket`);
+    impostor.auth(`admin:${user.session}`);
+    push.auth(`${user.name}:${user.session}`);
+    await waitFor(() => push.current().length > 0);
+    const idle = push.current()[0] as Json;
+    expect(idle.state.text).toBe('Operational');
+    expect(idle.temps[0]).toMatchObject({
+      time: expect.any(Number),
+      tool0: { actual: expect.any(Number) },
+      bed: { actual: expect.any(Number) },
+    });
+    expect(idle.progress).toMatchObject({ completion: null, printTime: null, printTimeLeft: null });
+
+    const jobId = await startPrint('spare', 'clip.gcode');
+    const printing = await waitFor(() => push.current().find((frame) => frame.state.text === 'Printing'));
+    expect(printing.state.flags).toMatchObject({ printing: true, operational: true, closedOrError: false });
+    expect(printing.job.file).toMatchObject({ name: 'clip.gcode', origin: 'local', size: GCODE.length });
+    expect(printing.progress.completion).toEqual(expect.any(Number));
+    expect(printing.progress.printTime).toEqual(expect.any(Number));
+    expect(printing.temps[0]).toMatchObject({
+      tool0: { actual: 210, target: 210 },
+      bed: { actual: 60, target: 60 },
+    });
+    // OctoPod's pause and cancel buttons.
+    expect(
+      (
+        await haRequest(`${base}/api/job`, {
+          method: 'POST',
+          key,
+          json: { command: 'pause', action: 'pause' },
+        })
+      ).status,
+    ).toBe(204);
+    await waitFor(() => push.current().find((frame) => frame.state.text === 'Paused'));
+    expect(
+      (await haRequest(`${base}/api/job`, { method: 'POST', key, json: { command: 'cancel' } })).status,
+    ).toBe(204);
+    await waitFor(
+      async () => ((await (await admin(`/jobs/${jobId}`)).json()) as Json).status === 'cancelled',
+    );
+    const count = push.current().length;
+    await waitFor(() =>
+      push
+        .current()
+        .slice(count)
+        .find((frame) => frame.state.text === 'Operational'),
+    );
+    expect(stranger.current()).toEqual([]);
+    expect(impostor.current()).toEqual([]);
+    expect(stranger.messages).toHaveLength(1);
+
+    // Revoking the key ends what its session sees: a new channel with it gets nothing, while another key's does.
+    expect((await admin('/keys/OctoPod', { method: 'DELETE' })).status).toBe(204);
+    const revoked = await PushClient.open(`${base.replace('http', 'ws')}/sockjs/websocket`);
+    revoked.auth(`${user.name}:${user.session}`);
+    const other = await PushClient.open(`${base.replace('http', 'ws')}/sockjs/websocket`);
+    const otherLogin = (await (
+      await haRequest(`${base}/api/login`, { method: 'POST', key: readKey, json: { passive: true } })
+    ).json()) as { name: string; session: string };
+    other.auth(`${otherLogin.name}:${otherLogin.session}`);
+    await waitFor(() => other.current().length >= 2);
+    expect(revoked.current()).toEqual([]);
+    for (const client of [push, stranger, impostor, revoked, other]) client.close();
+  });
+
+  it('hostile input on the OctoPrint routes: 4xx {"error"} and nothing changes', async () => {
+    const base = `${api.baseUrl}/octoprint/spare/`;
+    const key = await createKey(api.dataDir, 'hostile', 'read,control');
+    const before = (await (await haRequest(`${base}api/printer`, { key })).json()) as Json;
+    const requestsBefore = (await (await admin('/keys/requests')).json()) as unknown[];
+    const cases: { path: string; body: unknown; raw?: string }[] = [
+      { path: 'api/job', body: { command: 'explode' } },
+      { path: 'api/job', body: { command: 'pause', action: 1 } },
+      { path: 'api/job', body: [] },
+      { path: 'api/job', body: null, raw: '{"command":' },
+      { path: 'api/printer/tool', body: { command: 'target', targets: { tool0: 'hot' } } },
+      { path: 'api/printer/tool', body: { command: 'target', targets: { tool0: -5 } } },
+      { path: 'api/printer/tool', body: { command: 'target', targets: { tool1: 200 } } },
+      { path: 'api/printer/tool', body: { command: 'target', targets: { tool0: 200, tool1: 200 } } },
+      { path: 'api/printer/tool', body: { command: 'offset', offsets: { tool0: 5 } } },
+      { path: 'api/printer/bed', body: { command: 'target', target: 1e9 } },
+      { path: 'api/printer/bed', body: { command: 'target', target: '60' } },
+      { path: 'api/printer/bed', body: { command: 'target' } },
+      { path: 'api/printer/bed', body: { command: 'target', target: 50, offset: 3 } },
+      { path: 'api/connection', body: { command: 'disconnect' } },
+      { path: 'api/connection', body: { command: 'reboot' } },
+      { path: 'plugin/appkeys/request', body: { app: 'x'.repeat(101) } },
+      { path: 'plugin/appkeys/request', body: { app: 'evil\u0000app' } },
+      { path: 'plugin/appkeys/request', body: { app: '   ' } },
+      { path: 'plugin/appkeys/request', body: { user: 'nobody' } },
+      { path: 'plugin/appkeys/request', body: null, raw: 'app=x' },
+    ];
+    for (const { path, body, raw } of cases) {
+      const res = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: raw ?? JSON.stringify(body),
+      });
+      expect(res.status, `${path} ${raw ?? JSON.stringify(body)}`).toBeGreaterThanOrEqual(400);
+      expect(res.status, `${path} ${raw ?? JSON.stringify(body)}`).toBeLessThan(500);
+      const answer = (await res.json()) as Record<string, unknown>;
+      expect(Object.keys(answer), `${path} ${JSON.stringify(answer)}`).toEqual(['error']);
+      expect(typeof answer.error).toBe('string');
+    }
+    const poll = await fetch(`${base}plugin/appkeys/request/${'%00'.repeat(10)}`);
+    expect(poll.status).toBe(404);
+    expect((await fetch(`${api.baseUrl}/octoprint/nope/plugin/appkeys/probe`)).status).toBe(404);
+    const unknownMachine = await fetch(`${api.baseUrl}/octoprint/nope/sockjs/websocket`);
+    expect(unknownMachine.status).toBe(404);
+    expect(await unknownMachine.json()).toEqual({ error: 'no machine with id "nope"' });
+    const after = (await (await haRequest(`${base}api/printer`, { key })).json()) as Json;
+    expect(after.temperature).toEqual(before.temperature);
+    expect(after.state).toEqual(before.state);
+    expect(await (await admin('/keys/requests')).json()).toEqual(requestsBefore);
+  });
+
+  it("keeps each machine's upnpUuid across restarts", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'machine-api-uuid-'));
+    try {
+      const uuidOf = async () => {
+        const service = await startMachineApi('[machines.sim]\ntype = "Noop"\n', { dir });
+        try {
+          const res = await fetch(`${service.baseUrl}/octoprint/sim/api/settings`);
+          return ((await res.json()) as { plugins: { discovery: { upnpUuid: string } } }).plugins.discovery
+            .upnpUuid;
+        } finally {
+          await service.close();
+        }
+      };
+      const first = await uuidOf();
+      expect(first).toMatch(UUID);
+      expect(await uuidOf()).toBe(first);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

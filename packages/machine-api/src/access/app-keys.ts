@@ -150,7 +150,7 @@ export class AppKeyRequests {
 
   private async pendingRow(id: string): Promise<AppKeyRequestRow> {
     const row = await this.store.byId(id);
-    if (!row || row.status !== 'pending' || row.expires_at <= new Date().toISOString()) throw notPending(id);
+    if (row?.status !== 'pending' || row.expires_at <= new Date().toISOString()) throw notPending(id);
     return row;
   }
 

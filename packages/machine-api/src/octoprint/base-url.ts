@@ -10,6 +10,7 @@
  * rewrite below moves it back, `/octoprint/queue/api/files/local?material=petg`, before routing.
  */
 
+import type { InstallSecret } from '../access/install-secret.js';
 import { BadRequest } from '../errors.js';
 import { FILAMENT_MATERIALS, type MachineType } from '../machines/machine.js';
 
@@ -120,4 +121,13 @@ export function basePath(target: OctoPrintTarget): string {
   return target.kind === 'machine'
     ? `/octoprint/${encodeURIComponent(target.machineId)}/`
     : '/octoprint/queue/';
+}
+
+/**
+ * The `upnpUuid` of an OctoPrint base (`api/settings`' `plugins.discovery`, mDNS TXT `uuid`): derived from
+ * the install secret, so it is the same after every restart and differs between machines and installs.
+ * Home Assistant makes it the printer's device id.
+ */
+export function upnpUuid(secret: InstallSecret, targetId: string): string {
+  return secret.uuidFor(`octoprint:${targetId}`);
 }

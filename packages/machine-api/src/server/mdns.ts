@@ -3,7 +3,8 @@
  * `path=/` (what the anchor advertises and Zoo's modeling app browses for), and as `_octoprint._tcp`
  * once per OctoPrint base (each machine, and the queue) so the slicers' "browse" buttons (PrusaSlicer,
  * OrcaSlicer, Cura's OctoPrint plugin) list them; their TXT `path` is the base path a slicer appends
- * `api/…` to. `close()` sends the goodbye records and closes the multicast socket.
+ * `api/…` to, and `uuid` the base's `upnpUuid`, which Home Assistant's zeroconf discovery makes the
+ * device id (the same one its config flow reads from `api/settings`). `close()` sends the goodbye records and closes the multicast socket.
  */
 
 import { hostname } from 'node:os';
@@ -21,6 +22,8 @@ export interface AdvertiseOptions {
   machineIds: readonly string[];
   /** Whether the farm queue has an OctoPrint base (`/octoprint/queue/`). */
   queue: boolean;
+  /** The `upnpUuid` of a base (its `api/settings`), advertised as TXT `uuid` for Home Assistant's discovery. */
+  uuidOf: (id: string) => string;
   apiVersion: string;
   logger: Logger;
 }
@@ -42,6 +45,7 @@ export function advertise(options: AdvertiseOptions): Advertisement {
       port,
       txt: {
         path: base.path,
+        uuid: options.uuidOf(base.id),
         api: '0.1',
         version: '1.10.0',
         vendor: 'machine-api',

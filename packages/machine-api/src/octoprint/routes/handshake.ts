@@ -7,7 +7,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Actor, ANONYMOUS, allows } from '../../access/scopes.js';
 import { ref } from '../../server/schemas/refs.js';
-import { basePath } from '../base-url.js';
+import { basePath, upnpUuid } from '../base-url.js';
 import {
   OctoPrintPrinterProfiles,
   OctoPrintServer,
@@ -118,7 +118,7 @@ export const handshakeRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = asyn
         api: { allowCrossOrigin: false },
         feature: { sdSupport: false },
         webcam: webcamSettings(camera === null ? null : `${base}webcam/?token=${camera}`),
-        plugins: { discovery: discoverySettings(context.installSecret.uuidFor(`octoprint:${machineId}`)) },
+        plugins: { discovery: discoverySettings(upnpUuid(context.installSecret, machineId)) },
       };
     },
   );

@@ -36,13 +36,13 @@ async function until(condition: () => Promise<boolean>, what: string, timeoutMs 
 }
 
 describe('push webhook events survive kill -9 after the ref update', () => {
+  let pushHookId = 0;
   let dataDir: string;
   let configFile: string;
   let database: TestDatabase;
   let forge: ForgeProcess | undefined;
   let receiver: HookReceiver;
   let password = '';
-  let hookId = 0;
 
   const api = (method: string, path: string, body?: unknown) =>
     fetch(`${forge!.url}/api/v1${path}`, {
@@ -74,7 +74,7 @@ describe('push webhook events survive kill -9 after the ref update', () => {
       active: true,
     });
     expect(hook.status).toBe(201);
-    hookId = ((await hook.json()) as { id: number }).id;
+    pushHookId = ((await hook.json()) as { id: number }).id;
   }, 60_000);
 
   afterAll(async () => {
@@ -133,11 +133,64 @@ describe('push webhook events survive kill -9 after the ref update', () => {
       .commits;
     expect(commits[0]).toMatchObject({ id: head, message: 'pushed before the crash\n' });
     // Recorded once: the history holds exactly these two deliveries.
-    const history = await api('GET', `/repos/forge-admin/pushed/hooks/${hookId}/deliveries`);
+    const history = await api('GET', `/repos/forge-admin/pushed/hooks/${pushHookId}/deliveries`);
     const deliveries = (await history.json()) as Array<{ event: string; guid: string }>;
     expect(deliveries.map((d) => d.event).sort()).toEqual(['create', 'push']);
     expect(new Set(deliveries.map((d) => d.guid))).toEqual(
       new Set(receiver.received.map((r) => String(r.headers['x-gitea-delivery']))),
     );
+  }, 90_000);
+  it('delivers create and push of a tag a release created, when the process died before the release row', async () => {
+    expect((await api('POST', '/user/repos', { name: 'tagged', auto_init: true })).status).toBe(201);
+    const hook = await api('POST', '/repos/forge-admin/tagged/hooks', {
+      type: 'gitea',
+      config: { url: `${receiver.url}?repo=tagged`, content_type: 'json', secret: SECRET },
+      events: ['push', 'create', 'release'],
+      active: true,
+    });
+    expect(hook.status).toBe(201);
+    const hookId = ((await hook.json()) as { id: number }).id;
+    // git runs reference-transaction for forge's own tag creation too: once the tag is committed, the
+    // hook holds the write there, before forge writes the release row and its deliveries.
+    const gitDir = join(dataDir, 'repositories', 'forge-admin', 'tagged.git');
+    const reached = join(dataDir, 'tag-reached');
+    const proceed = join(dataDir, 'tag-proceed');
+    const script = [
+      '#!/bin/sh',
+      '[ "$1" = committed ] || exit 0',
+      'grep -q refs/tags/crash-tag || exit 0',
+      `touch '${reached}'`,
+      `while [ ! -f '${proceed}' ]; do sleep 0.05; done`,
+      '',
+    ].join('\n');
+    await writeFile(join(gitDir, 'hooks', 'reference-transaction'), script);
+    await chmod(join(gitDir, 'hooks', 'reference-transaction'), 0o755);
+
+    const release = api('POST', '/repos/forge-admin/tagged/releases', { tag_name: 'crash-tag' }).catch(
+      () => null,
+    );
+    await until(() => exists(reached), 'the reference-transaction hook');
+    const tagged = (await runGit(['rev-parse', 'refs/tags/crash-tag^{commit}'], { gitDir })).stdout.trim();
+    await forge!.kill();
+    await writeFile(proceed, '');
+    expect(await release).toBeNull();
+    const mine = () => receiver.received.filter((r) => r.path === '/hook?repo=tagged');
+    expect(mine()).toHaveLength(0);
+
+    forge = await spawnForge({ dataDir, databaseUrl: database.url, configFile });
+    await receiver.waitFor(() => mine().length >= 2, 30_000);
+    const byEvent = new Map(mine().map((r) => [String(r.headers['x-gitea-event']), r]));
+    expect([...byEvent.keys()].sort()).toEqual(['create', 'push']);
+    expect(mine().every((r) => r.signatureValid)).toBe(true);
+    expect(byEvent.get('create')!.payload).toMatchObject({ ref: 'crash-tag', ref_type: 'tag', sha: tagged });
+    expect(byEvent.get('push')!.payload).toMatchObject({
+      ref: 'refs/tags/crash-tag',
+      before: ZERO,
+      pusher: { login: 'forge-admin' },
+    });
+    // The release was never acknowledged, so no release event; the tag's events are recorded once.
+    const history = await api('GET', `/repos/forge-admin/tagged/hooks/${hookId}/deliveries`);
+    const deliveries = (await history.json()) as Array<{ event: string }>;
+    expect(deliveries.map((d) => d.event).sort()).toEqual(['create', 'push']);
   }, 90_000);
 });

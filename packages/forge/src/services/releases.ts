@@ -3,7 +3,7 @@
  * seed is silent (routers/api/v1/repo/release.go, services/release/release.go).
  */
 
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Static } from 'typebox';
 import { Conflict, Invalid, NotFound } from '../errors.js';
 import {
@@ -40,6 +40,7 @@ import type { CreateReleaseOptionSchema, EditReleaseOptionSchema } from '../stru
 import { inTransactionWithHooks, raiseHookEvents, wakeDeliveryWorkers } from '../webhooks/outbox.js';
 import type { HookEventRecord } from '../webhooks/payloads.js';
 import { preparePushEvents } from '../webhooks/push-events.js';
+import { journalRefWrite, type RefWrite } from '../webhooks/ref-journal.js';
 import { raiseReleaseEvent } from '../webhooks/release-events.js';
 import { removeAttachmentFiles } from './attachment-removal.js';
 import { nowUnix } from './context.js';
@@ -144,6 +145,11 @@ interface TagOutcome {
   commitSha: string;
   numCommits: number;
   created: boolean;
+  /**
+   * The journal of a tag this request created (webhooks/ref-journal.ts): closed in the transaction that
+   * records the tag's events with the release; if that never commits, the repair announces the tag.
+   */
+  journal?: RefWrite;
 }
 
 /**
@@ -170,6 +176,9 @@ async function ensureTag(
   }
   const commitSha = await resolveCommit(ctx.gitDir, target);
   if (!commitSha) throw new NotFound(`target "${target}" not found: object does not exist [id: ${target}]`);
+  const ref = `refs/tags/${tagName}`;
+  const source = { ctx, gitDir: ctx.gitDir, repo: ctx.repo, owner: ctx.owner, pusher: publisher };
+  const journal = await journalRefWrite(source, new Map([[ref, ZERO_SHA]]), false);
   try {
     await createTag(ctx.gitDir, {
       name: tagName,
@@ -178,6 +187,8 @@ async function ensureTag(
       tagger: { name: publisher.name, email: publisher.email },
     });
   } catch (error) {
+    // No tag of ours: nothing to announce.
+    await journal.discard();
     if (error instanceof InvalidRefNameError)
       throw new Invalid(`tag name "${tagName}" is not a valid git tag name`);
     if (!(error instanceof TagExistsError)) throw error;
@@ -190,7 +201,25 @@ async function ensureTag(
       created: false,
     };
   }
-  return { commitSha, numCommits: await countCommits(ctx.gitDir, commitSha), created: true };
+  try {
+    return { commitSha, numCommits: await countCommits(ctx.gitDir, commitSha), created: true, journal };
+  } catch (error) {
+    journal.release();
+    throw error;
+  }
+}
+
+/**
+ * Records the `create` and `push` events of a tag this request created in `trx` (the release's
+ * transaction), closing its journal; nothing when the repair announced the tag already.
+ */
+async function raiseTagEvents(
+  trx: Transaction<Database>,
+  tag: TagOutcome | null,
+  events: readonly HookEventRecord[],
+): Promise<void> {
+  if (!tag?.journal) return;
+  if (await tag.journal.closeIn(trx)) await raiseHookEvents(trx, events);
 }
 
 /** The `create` and `push` webhook events of a tag this request created (Gitea's createTag notifies both). */
@@ -276,27 +305,32 @@ export async function createRelease(ctx: RepoContext, input: CreateReleaseInput)
     values.sha1 = tag.commitSha;
     values.numCommits = tag.numCommits;
   }
-  const tagEvents: HookEventRecord[] = await tagHookEvents(ctx, publisher, tagName, tag);
-  let row: ReleaseRow;
   try {
-    // The release row and its webhook deliveries commit together.
-    row = await inTransactionWithHooks(ctx.db, async (trx) => {
-      const inserted = await insertRelease(trx, values);
-      await raiseHookEvents(trx, tagEvents);
-      await raiseReleaseEvent(trx, ctx, publisher, 'published', inserted);
-      return inserted;
-    });
-  } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
-    // A sync (push, start-up, admin command) may have recorded our new tag as tag-only in between: that
-    // record becomes the release, as if it had been there first. Any other record means 409.
-    const raced = await findReleaseByTag(ctx.db, ctx.repo.id, tagName);
-    if (raced?.is_tag === 1)
-      return convertTagRecord(ctx, publisher, raced, { ...input, target_commitish: target });
-    throw new Conflict(`release tag already exist [tag_name: ${tagName}]`);
+    const tagEvents: HookEventRecord[] = await tagHookEvents(ctx, publisher, tagName, tag);
+    let row: ReleaseRow;
+    try {
+      // The release row and its webhook deliveries commit together.
+      row = await inTransactionWithHooks(ctx.db, async (trx) => {
+        const inserted = await insertRelease(trx, values);
+        await raiseTagEvents(trx, tag, tagEvents);
+        await raiseReleaseEvent(trx, ctx, publisher, 'published', inserted);
+        return inserted;
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      // A sync (push, start-up, admin command) may have recorded our new tag as tag-only in between: that
+      // record becomes the release, as if it had been there first. Any other record means 409.
+      const raced = await findReleaseByTag(ctx.db, ctx.repo.id, tagName);
+      if (raced?.is_tag === 1)
+        return convertTagRecord(ctx, publisher, raced, { ...input, target_commitish: target });
+      throw new Conflict(`release tag already exist [tag_name: ${tagName}]`);
+    }
+    if (!isDraft) await recordPublication(ctx, publisher, { tagName, title: values.title }, tag);
+    return row;
+  } finally {
+    // A journal not closed by a committed transaction stays for the repair; its lease stops here.
+    tag?.journal?.release();
   }
-  if (!isDraft) await recordPublication(ctx, publisher, { tagName, title: values.title }, tag);
-  return row;
 }
 
 /** The tag-only → release transition: fields from the request, publisher = caller, target as given. */
@@ -325,23 +359,28 @@ async function convertTagRecord(
   };
   // Only one of several concurrent converters finds the record still tag-only. A tag this request made
   // stays: the winner's release may already rely on it.
-  const tagEvents = await tagHookEvents(ctx, publisher, record.tag_name, tag);
-  const converted = await inTransactionWithHooks(ctx.db, async (trx) => {
-    if (!(await convertTagOnlyRecord(trx, record.id, values))) return false;
-    await raiseHookEvents(trx, tagEvents);
-    await raiseReleaseEvent(
-      trx,
-      ctx,
-      publisher,
-      'published',
-      (await findReleaseById(trx, ctx.repo.id, record.id))!,
-    );
-    return true;
-  });
-  if (!converted) throw new Conflict(`release tag already exist [tag_name: ${record.tag_name}]`);
-  if (!isDraft)
-    await recordPublication(ctx, publisher, { tagName: record.tag_name, title: values.title }, tag);
-  return (await findReleaseById(ctx.db, ctx.repo.id, record.id))!;
+  try {
+    const tagEvents = await tagHookEvents(ctx, publisher, record.tag_name, tag);
+    const converted = await inTransactionWithHooks(ctx.db, async (trx) => {
+      if (!(await convertTagOnlyRecord(trx, record.id, values))) return false;
+      await raiseTagEvents(trx, tag, tagEvents);
+      await raiseReleaseEvent(
+        trx,
+        ctx,
+        publisher,
+        'published',
+        (await findReleaseById(trx, ctx.repo.id, record.id))!,
+      );
+      return true;
+    });
+    if (!converted) throw new Conflict(`release tag already exist [tag_name: ${record.tag_name}]`);
+    if (!isDraft)
+      await recordPublication(ctx, publisher, { tagName: record.tag_name, title: values.title }, tag);
+    return (await findReleaseById(ctx.db, ctx.repo.id, record.id))!;
+  } finally {
+    // A journal not closed by a committed transaction stays for the repair; its lease stops here.
+    tag?.journal?.release();
+  }
 }
 
 /** Seed rule 6: apply the fields the edit body marks as applied, create the tag of a published draft. */
@@ -380,24 +419,30 @@ export async function editRelease(
     next.numCommits = tag.numCommits;
     if (tag.created) next.createdUnix = nowUnix();
   }
-  const tagEvents = await tagHookEvents(ctx, doer, next.tagName, tag);
   try {
-    await inTransactionWithHooks(ctx.db, async (trx) => {
-      await updateRelease(trx, row.id, next);
-      await raiseHookEvents(trx, tagEvents);
-      // Publishing a draft is `published`; a change to a public release is `updated`; drafts never fire.
-      if (!next.isDraft) {
-        const updated = (await findReleaseById(trx, ctx.repo.id, row.id))!;
-        await raiseReleaseEvent(trx, ctx, doer, row.is_draft === 1 ? 'published' : 'updated', updated);
-      }
-    });
-  } catch (error) {
-    if (tag?.created) await recordTagOnly(ctx, next.tagName);
-    if (isUniqueViolation(error)) throw new Conflict(`release tag already exist [tag_name: ${next.tagName}]`);
-    throw error;
+    const tagEvents = await tagHookEvents(ctx, doer, next.tagName, tag);
+    try {
+      await inTransactionWithHooks(ctx.db, async (trx) => {
+        await updateRelease(trx, row.id, next);
+        await raiseTagEvents(trx, tag, tagEvents);
+        // Publishing a draft is `published`; a change to a public release is `updated`; drafts never fire.
+        if (!next.isDraft) {
+          const updated = (await findReleaseById(trx, ctx.repo.id, row.id))!;
+          await raiseReleaseEvent(trx, ctx, doer, row.is_draft === 1 ? 'published' : 'updated', updated);
+        }
+      });
+    } catch (error) {
+      if (tag?.created) await recordTagOnly(ctx, next.tagName);
+      if (isUniqueViolation(error))
+        throw new Conflict(`release tag already exist [tag_name: ${next.tagName}]`);
+      throw error;
+    }
+    if (tag?.created) await recordPublication(ctx, doer, { tagName: next.tagName, title: next.title }, tag);
+    return (await findReleaseById(ctx.db, ctx.repo.id, row.id))!;
+  } finally {
+    // A journal not closed by a committed transaction stays for the repair; its lease stops here.
+    tag?.journal?.release();
   }
-  if (tag?.created) await recordPublication(ctx, doer, { tagName: next.tagName, title: next.title }, tag);
-  return (await findReleaseById(ctx.db, ctx.repo.id, row.id))!;
 }
 
 /**

@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import type { Transaction } from 'kysely';
 import { listRefs, ZERO_SHA } from '../git/repository.js';
 import { nowUnix, type ServiceContext } from '../services/context.js';
 import { diffRefs, type RefChange, syncAfterPush } from '../services/push-sync.js';
@@ -26,7 +27,7 @@ import {
   takeOverRefJournal,
 } from '../store/ref-journal.js';
 import { findRepositoryById } from '../store/repositories.js';
-import type { RefJournalRow } from '../store/schema.js';
+import type { Database, RefJournalRow } from '../store/schema.js';
 import { findUserById } from '../store/users.js';
 import { raiseHookEvents, wakeDeliveryWorkers } from './outbox.js';
 import { type PushSource, preparePushEvents } from './push-events.js';
@@ -43,6 +44,11 @@ export interface RefWrite {
   release(): void;
   /** Forgets the row: the write failed and changed no ref. */
   discard(): Promise<void>;
+  /**
+   * Deletes the row in the caller's transaction, which records the write's events itself (a release and
+   * the tag it created). False when the row had been taken over: the repair recorded them already.
+   */
+  closeIn(trx: Transaction<Database>): Promise<boolean>;
 }
 
 /**
@@ -84,6 +90,10 @@ export async function journalRefWrite(
     async discard() {
       release();
       await deleteRefJournal(db, id, claim);
+    },
+    async closeIn(trx) {
+      release();
+      return deleteRefJournal(trx, id, claim);
     },
   };
 }

@@ -4,6 +4,7 @@
  * revision goes after `--end-of-options` or is checked first, so no user text can become an option.
  */
 import { runGit } from './command.js';
+import { forEachRef, nulRecords } from './records.js';
 
 /** The empty tree's id: the "parent" a root commit is diffed against. */
 export const EMPTY_TREE_SHA = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
@@ -46,37 +47,42 @@ export interface GitRef {
   objectType: string;
 }
 
-// Nine NUL-separated fields per commit, and `-z` ends each commit with a NUL too: a fixed field count
-// keeps empty fields (a root commit's parents, an empty e-mail) unambiguous; git messages never hold NUL.
-const COMMIT_FORMAT = '%H%x00%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B';
-const COMMIT_FIELDS = 10;
+/** The fields `git log` prints of each commit (the message last: it may span lines). */
+const COMMIT_FIELDS = {
+  sha: '%H',
+  treeSha: '%T',
+  parents: '%P',
+  authorName: '%an',
+  authorEmail: '%ae',
+  authorDate: '%aI',
+  committerName: '%cn',
+  committerEmail: '%ce',
+  committerDate: '%cI',
+  message: '%B',
+} as const;
+const COMMIT_NAMES = Object.keys(COMMIT_FIELDS) as Array<keyof typeof COMMIT_FIELDS>;
+// With -z, git ends each commit with a NUL: every field is then NUL-separated (records.ts).
+const COMMIT_FORMAT = Object.values(COMMIT_FIELDS).join('%x00');
 
-function parseCommits(stdout: string): GitCommit[] {
-  const fields = stdout.split('\0');
-  const commits: GitCommit[] = [];
-  for (let i = 0; i + COMMIT_FIELDS <= fields.length; i += COMMIT_FIELDS) {
-    const [sha, treeSha, parents, an, ae, ad, cn, ce, cd, message] = fields.slice(i, i + COMMIT_FIELDS) as [
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-    ];
-    commits.push({
-      sha,
-      treeSha,
-      parents: parents === '' ? [] : parents.split(' '),
-      author: { name: an, email: ae, date: ad },
-      committer: { name: cn, email: ce, date: cd },
-      message,
-    });
-  }
-  return commits;
+/**
+ * `git log -z` of `args` (revisions after `--end-of-options`, then `--`), as commits; null when git
+ * exits with one of `okExitCodes` (an unknown revision).
+ */
+export async function logCommits(
+  gitDir: string,
+  args: readonly string[],
+  okExitCodes: number[] = [],
+): Promise<GitCommit[] | null> {
+  const result = await runGit(['log', '-z', `--format=${COMMIT_FORMAT}`, ...args], { gitDir, okExitCodes });
+  if (result.exitCode !== 0) return null;
+  return nulRecords(result.stdout, COMMIT_NAMES).map((fields) => ({
+    sha: fields.sha,
+    treeSha: fields.treeSha,
+    parents: fields.parents === '' ? [] : fields.parents.split(' '),
+    author: { name: fields.authorName, email: fields.authorEmail, date: fields.authorDate },
+    committer: { name: fields.committerName, email: fields.committerEmail, date: fields.committerDate },
+    message: fields.message,
+  }));
 }
 
 /** Filters of a history walk; `since`/`until` are unix seconds. */
@@ -108,18 +114,8 @@ export async function listCommits(
   filter: HistoryFilter,
   page: { skip: number; limit: number },
 ): Promise<GitCommit[]> {
-  const { stdout } = await runGit(
-    [
-      'log',
-      '-z',
-      `--format=${COMMIT_FORMAT}`,
-      `--skip=${page.skip}`,
-      `--max-count=${page.limit}`,
-      ...historyArgs(filter),
-    ],
-    { gitDir },
-  );
-  return parseCommits(stdout);
+  const args = [`--skip=${page.skip}`, `--max-count=${page.limit}`, ...historyArgs(filter)];
+  return (await logCommits(gitDir, args)) ?? [];
 }
 
 /** Number of commits of a history walk. */
@@ -131,26 +127,24 @@ export async function countHistory(gitDir: string, filter: HistoryFilter): Promi
 /** One commit by full id (the caller resolved it), or null. */
 export async function readCommit(gitDir: string, sha: string): Promise<GitCommit | null> {
   if (!/^[0-9a-f]{40}$/.test(sha)) return null;
-  const result = await runGit(
-    ['log', '-z', '-1', `--format=${COMMIT_FORMAT}`, '--end-of-options', sha, '--'],
-    {
-      gitDir,
-      okExitCodes: [128],
-    },
-  );
-  return result.exitCode === 0 ? (parseCommits(result.stdout)[0] ?? null) : null;
+  const commits = await logCommits(gitDir, ['-1', '--end-of-options', sha, '--'], [128]);
+  return commits?.[0] ?? null;
+}
+
+/** `git diff-tree -z` of a commit against its first parent (the empty tree for a root commit). */
+async function diffAgainstParent(
+  gitDir: string,
+  commit: GitCommit,
+  format: '--name-status' | '--numstat',
+): Promise<string[]> {
+  const base = commit.parents[0] ?? EMPTY_TREE_SHA;
+  const args = ['diff-tree', '-r', '-z', '--no-renames', format, base, commit.sha];
+  return (await runGit(args, { gitDir })).stdout.split('\0');
 }
 
 /** The files a commit changed against its first parent (the empty tree for a root commit), by name. */
 export async function commitFileChanges(gitDir: string, commit: GitCommit): Promise<GitFileChange[]> {
-  const base = commit.parents[0] ?? EMPTY_TREE_SHA;
-  const { stdout } = await runGit(
-    ['diff-tree', '-r', '-z', '--no-renames', '--name-status', base, commit.sha],
-    {
-      gitDir,
-    },
-  );
-  const fields = stdout.split('\0');
+  const fields = await diffAgainstParent(gitDir, commit, '--name-status');
   const changes: GitFileChange[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const code = fields[i]!;
@@ -163,13 +157,9 @@ export async function commitFileChanges(gitDir: string, commit: GitCommit): Prom
 
 /** Lines added and removed by a commit against its first parent (binary files count nothing). */
 export async function commitStats(gitDir: string, commit: GitCommit): Promise<GitCommitStats> {
-  const base = commit.parents[0] ?? EMPTY_TREE_SHA;
-  const { stdout } = await runGit(['diff-tree', '-r', '-z', '--no-renames', '--numstat', base, commit.sha], {
-    gitDir,
-  });
   let additions = 0;
   let deletions = 0;
-  for (const entry of stdout.split('\0')) {
+  for (const entry of await diffAgainstParent(gitDir, commit, '--numstat')) {
     const match = /^(\d+|-)\t(\d+|-)\t/.exec(entry);
     if (!match) continue;
     if (match[1] !== '-') additions += Number(match[1]);
@@ -180,14 +170,6 @@ export async function commitStats(gitDir: string, commit: GitCommit): Promise<Gi
 
 /** Every ref under `refs/`, sorted by name, with the type of the object it points to. */
 export async function listAllRefs(gitDir: string): Promise<GitRef[]> {
-  const { stdout } = await runGit(
-    ['for-each-ref', '--sort=refname', '--format=%(objectname)%00%(objecttype)%00%(refname)', 'refs/'],
-    { gitDir },
-  );
-  const refs: GitRef[] = [];
-  for (const line of stdout.split('\n')) {
-    const [objectSha, objectType, name] = line.split('\0');
-    if (objectSha && objectType && name) refs.push({ name, objectSha, objectType });
-  }
-  return refs;
+  const fields = { name: '%(refname)', objectSha: '%(objectname)', objectType: '%(objecttype)' };
+  return forEachRef(gitDir, fields, ['refs/'], 'refname');
 }

@@ -1,6 +1,8 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { GitCommandError, runGit } from './command.js';
+import { logCommits } from './commits.js';
+import { forEachRef } from './records.js';
 
 /** The all-zero object id: as an old value it means "the ref must not exist yet". */
 export const ZERO_SHA = '0000000000000000000000000000000000000000';
@@ -159,64 +161,37 @@ export async function countCommits(gitDir: string, sha: string): Promise<number>
 
 /** Every ref under refs/heads and refs/tags with the object it points to. */
 export async function listRefs(gitDir: string): Promise<Map<string, string>> {
-  const { stdout } = await runGit(
-    ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/tags/'],
-    {
-      gitDir,
-    },
-  );
-  const refs = new Map<string, string>();
-  for (const line of stdout.split('\n')) {
-    const space = line.indexOf(' ');
-    if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
-  }
-  return refs;
+  const fields = { name: '%(refname)', sha: '%(objectname)' };
+  const records = await forEachRef(gitDir, fields, ['refs/heads/', 'refs/tags/']);
+  return new Map(records.map((ref) => [ref.name, ref.sha]));
 }
 
-// NUL-separated fields, one record per ref; `%(contents)` may span lines but never holds a NUL.
-/** `git for-each-ref` over `pattern` with NUL-separated `fields`, one record per ref. */
-async function forEachRef(gitDir: string, fields: string, pattern: string, sort?: string): Promise<string> {
-  const args = ['for-each-ref', ...(sort ? [`--sort=${sort}`] : []), `--format=${fields}%00`, pattern];
-  return (await runGit(args, { gitDir })).stdout;
-}
+/** The for-each-ref atoms a tag is read from (`contents` may span lines). */
+const TAG_FIELDS = {
+  name: '%(refname:lstrip=2)',
+  objectSha: '%(objectname)',
+  type: '%(objecttype)',
+  peeled: '%(*objectname)',
+  created: '%(creatordate:unix)',
+  ownDate: '%(committerdate:iso-strict)',
+  peeledDate: '%(*committerdate:iso-strict)',
+  message: '%(contents)',
+} as const;
 
-const TAG_FORMAT = [
-  '%(refname:lstrip=2)',
-  '%(objectname)',
-  '%(objecttype)',
-  '%(*objectname)',
-  '%(creatordate:unix)',
-  '%(committerdate:iso-strict)',
-  '%(*committerdate:iso-strict)',
-  '%(contents)',
-].join('%00');
-
-function parseTags(stdout: string): GitTag[] {
+async function readTags(gitDir: string, pattern: string, sort?: string): Promise<GitTag[]> {
   const tags: GitTag[] = [];
-  for (const record of stdout.split('\0\n')) {
-    const fields = record.split('\0');
-    if (fields.length < 8) continue;
-    const [name, objectSha, type, peeled, created, ownDate, peeledDate, message] = fields as [
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-    ];
-    const annotated = type === 'tag';
+  for (const tag of await forEachRef(gitDir, TAG_FIELDS, [pattern], sort)) {
+    const annotated = tag.type === 'tag';
     // A tag of a tree or blob has no commit; the forge's API only deals in commit tags.
-    if (annotated ? peeled === '' : type !== 'commit') continue;
+    if (annotated ? tag.peeled === '' : tag.type !== 'commit') continue;
     tags.push({
-      name: name.replace(/^\n/, ''),
-      objectSha,
-      commitSha: annotated ? peeled : objectSha,
+      name: tag.name,
+      objectSha: tag.objectSha,
+      commitSha: annotated ? tag.peeled : tag.objectSha,
       annotated,
-      message,
-      createdUnix: Number(created),
-      commitDate: annotated ? peeledDate : ownDate,
+      message: tag.message,
+      createdUnix: Number(tag.created),
+      commitDate: annotated ? tag.peeledDate : tag.ownDate,
     });
   }
   return tags;
@@ -224,55 +199,34 @@ function parseTags(stdout: string): GitTag[] {
 
 /** All commit tags, newest tag/commit date first (Gitea lists tags by creator date, descending). */
 export async function listTags(gitDir: string): Promise<GitTag[]> {
-  return parseTags(await forEachRef(gitDir, TAG_FORMAT, 'refs/tags/', '-creatordate'));
+  return readTags(gitDir, 'refs/tags/', '-creatordate');
 }
 
 /** One tag by exact name, or null. */
 export async function getTag(gitDir: string, name: string): Promise<GitTag | null> {
-  const tags = parseTags(await forEachRef(gitDir, TAG_FORMAT, `refs/tags/${name}`));
-  return tags.find((tag) => tag.name === name) ?? null;
+  return (await readTags(gitDir, `refs/tags/${name}`)).find((tag) => tag.name === name) ?? null;
 }
 
-const BRANCH_FORMAT = [
-  '%(refname:lstrip=2)',
-  '%(objectname)',
-  '%(committerdate:iso-strict)',
-  '%(authorname)',
-  '%(authoremail:trim)',
-  '%(committername)',
-  '%(committeremail:trim)',
-  '%(contents)',
-].join('%00');
-
-function parseBranches(stdout: string): GitBranch[] {
-  const branches: GitBranch[] = [];
-  for (const record of stdout.split('\0\n')) {
-    const fields = record.split('\0');
-    if (fields.length < 8) continue;
-    const [name, commitSha, commitDate, authorName, authorEmail, committerName, committerEmail, message] =
-      fields as [string, string, string, string, string, string, string, string];
-    branches.push({
-      name: name.replace(/^\n/, ''),
-      commitSha,
-      commitDate,
-      authorName,
-      authorEmail,
-      committerName,
-      committerEmail,
-      message,
-    });
-  }
-  return branches;
-}
+/** The for-each-ref atoms a branch is read from, by GitBranch's names (`message` may span lines). */
+const BRANCH_FIELDS = {
+  name: '%(refname:lstrip=2)',
+  commitSha: '%(objectname)',
+  commitDate: '%(committerdate:iso-strict)',
+  authorName: '%(authorname)',
+  authorEmail: '%(authoremail:trim)',
+  committerName: '%(committername)',
+  committerEmail: '%(committeremail:trim)',
+  message: '%(contents)',
+} as const;
 
 /** All branches, sorted by name. */
 export async function listBranches(gitDir: string): Promise<GitBranch[]> {
-  return parseBranches(await forEachRef(gitDir, BRANCH_FORMAT, 'refs/heads/', 'refname'));
+  return forEachRef(gitDir, BRANCH_FIELDS, ['refs/heads/'], 'refname');
 }
 
 /** One branch by exact name, or null. */
 export async function getBranch(gitDir: string, name: string): Promise<GitBranch | null> {
-  const branches = parseBranches(await forEachRef(gitDir, BRANCH_FORMAT, `refs/heads/${name}`));
+  const branches = await forEachRef(gitDir, BRANCH_FIELDS, [`refs/heads/${name}`]);
   return branches.find((branch) => branch.name === name) ?? null;
 }
 
@@ -344,24 +298,14 @@ export async function commitsBetween(
   limit: number,
 ): Promise<GitCommitSummary[]> {
   const range = oldSha === ZERO_SHA ? [newSha] : [newSha, `^${oldSha}`];
-  const format = '%H%x00%an%x00%ae%x00%cn%x00%ce%x00%cI%x00%B%x00%x00';
-  const { stdout } = await runGit(['log', `--max-count=${limit}`, `--format=${format}`, ...range, '--'], {
-    gitDir,
-  });
-  const commits: GitCommitSummary[] = [];
-  for (const record of stdout.split('\0\0')) {
-    const fields = record.replace(/^\n/, '').split('\0');
-    if (fields.length < 7) continue;
-    const [sha, authorName, authorEmail, committerName, committerEmail, timestamp, message] = fields as [
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-    ];
-    commits.push({ sha, authorName, authorEmail, committerName, committerEmail, timestamp, message });
-  }
-  return commits;
+  const commits = await logCommits(gitDir, [`--max-count=${limit}`, '--end-of-options', ...range, '--']);
+  return (commits ?? []).map((commit) => ({
+    sha: commit.sha,
+    authorName: commit.author.name,
+    authorEmail: commit.author.email,
+    committerName: commit.committer.name,
+    committerEmail: commit.committer.email,
+    timestamp: commit.committer.date,
+    message: commit.message,
+  }));
 }

@@ -1,6 +1,7 @@
 /** API key rows: the only module that reads or writes the api_keys table. */
 
 import type { Kysely } from 'kysely';
+import { changeStampReader } from '../jobs/change-stamp.js';
 import type { JobDatabase } from '../jobs/database.js';
 
 export interface KeyRow {
@@ -30,7 +31,21 @@ export class KeyStore {
     return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
   }
 
-  /** Read on every authenticated request, never cached: a revocation by another process counts at once. */
+  /**
+   * The change stamp a cache of key lookups is kept under (jobs/change-stamp.ts): it moves with every
+   * committed change of the database, this process's or another's, so with every revocation. Read
+   * synchronously when it can be; undefined when the database has no stamp (then nothing is cached).
+   */
+  changeStampNow(): string | undefined {
+    return changeStampReader(this.db)?.now();
+  }
+
+  /** The same stamp when it cannot be read synchronously: a statement sent after this call. */
+  async readChangeStamp(): Promise<string | undefined> {
+    return changeStampReader(this.db)?.read();
+  }
+
+  /** The key's row as committed now (the key cache, key-cache.ts, keeps the result under the stamp). */
   async byKeyId(keyId: string): Promise<KeyRow | undefined> {
     const row = await this.db
       .selectFrom('api_keys')

@@ -1,11 +1,13 @@
 /**
  * API keys: create (the key text is returned once and never again), list, revoke, and authenticate a
- * presented key. The CLI and the HTTP API both go through here, on the same SQLite file, and
- * `authenticate` reads the row on every request, so a key revoked by `machine-api keys revoke` while the
- * server runs stops working with the next request.
+ * presented key. The CLI and the HTTP API both go through here, on the same database. `authenticate`
+ * answers from the key cache (key-cache.ts) only while the database's change stamp is the one the answer
+ * was read under, so a key revoked by `machine-api keys revoke` while the server runs, or by
+ * `DELETE /keys/{name}`, stops working with the next request.
  */
 
 import { BadRequest, Conflict, NotFound } from '../errors.js';
+import { KeyCache } from './key-cache.js';
 import { generateKey, type NewKeySecret, parseKey, secretMatches } from './key-secret.js';
 import type { KeyStore } from './key-store.js';
 import { type Actor, parseScopes, type Scope } from './scopes.js';
@@ -25,6 +27,8 @@ export interface CreatedKey extends KeyInfo {
 }
 
 export class KeyService {
+  private readonly cache = new KeyCache();
+
   constructor(private readonly store: KeyStore) {}
 
   /** Creates a key. Throws `BadRequest` for a bad name or scope, `Conflict` when the name is taken. */
@@ -96,6 +100,19 @@ export class KeyService {
 
   /** The actor a presented key stands for, or null when the key is malformed, unknown or revoked. */
   async authenticate(presented: string): Promise<Actor | null> {
+    // The stamp first, before the row is read: see key-cache.ts.
+    const stamp = this.store.changeStampNow() ?? (await this.store.readChangeStamp());
+    if (stamp === undefined) return this.lookup(presented);
+    const digest = KeyCache.digest(presented);
+    const kept = this.cache.get(digest, stamp);
+    if (kept) return kept.actor;
+    const actor = await this.lookup(presented);
+    this.cache.keep(digest, stamp, actor);
+    return actor;
+  }
+
+  /** The key's row as committed now, its secret compared in constant time. */
+  private async lookup(presented: string): Promise<Actor | null> {
     const parsed = parseKey(presented);
     if (!parsed) return null;
     const row = await this.store.byKeyId(parsed.id);

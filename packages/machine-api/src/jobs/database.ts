@@ -10,6 +10,7 @@ import { type Generated, Kysely, Migrator, PostgresDialect, SqliteDialect, sql }
 import pg from 'pg';
 import type { AccessTables } from '../access/tables.js';
 import type { NotifyTables } from '../notify/tables.js';
+import { registerSqliteStamp } from './change-stamp.js';
 import { type DialectName, jobMigrations } from './migrations.js';
 
 export type { DialectName } from './migrations.js';
@@ -137,6 +138,7 @@ function openSqlite(dataDir: string): JobDatabaseHandle {
   // status change; a farm dispatching to many machines at once otherwise waits on the disk.
   sqlite.pragma('synchronous = NORMAL');
   const db = new Kysely<JobDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
+  registerSqliteStamp(db, sqlite);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

@@ -80,26 +80,20 @@ export class BambuRtspsSource implements CameraSource {
     if (!this.ffmpeg) return Promise.reject(cameraBadAnswer(FFMPEG_MISSING));
     const where = `the printer's camera at rtsps://${host}:${port}`;
     const url = `rtsps://bblp:${encodeURIComponent(accessCode)}@${host}:${port}/streaming/live/1`;
-    // prettier-ignore
+    // biome-ignore format: each ffmpeg option beside its value reads better than one word per line
     const args = [
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-rtsp_transport',
-      'tcp',
-      '-timeout',
-      String(timeoutMs * 1000),
-      '-i',
-      url,
-      '-an',
-      '-r',
-      String(FRAME_RATE),
-      '-q:v',
-      '5',
-      '-f',
-      'mpjpeg',
-      'pipe:1',
+      '-hide_banner', '-nostdin', '-loglevel', 'error',
+      '-rtsp_transport', 'tcp',
+      '-timeout', String(timeoutMs * 1000),
+      // ffmpeg probes a live input for up to 5 s before it writes anything, which would hold every first
+      // frame (and so every snapshot) that long. It need not learn the picture's size while probing: its
+      // filters are set up from the first decoded frame.
+      '-analyzeduration', '500000',
+      '-i', url,
+      '-an', '-r', String(FRAME_RATE), '-q:v', '5',
+      // Each frame goes to the pipe as soon as it is encoded, not when ffmpeg's 32 KiB buffer fills.
+      '-flush_packets', '1',
+      '-f', 'mpjpeg', 'pipe:1',
     ];
     return new Promise<void>((resolve, reject) => {
       const child: ChildProcess = spawn(this.ffmpeg!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -142,19 +136,45 @@ export class BambuRtspsSource implements CameraSource {
         finish(cameraBadAnswer(`ffmpeg could not be started: ${error.message}`)),
       );
       child.once('close', (code) => {
-        const said = stderr
-          .split(accessCode)
-          .join('***')
-          .split(encodeURIComponent(accessCode))
-          .join('***')
-          .trim();
-        const last = said.split('\n').pop() ?? '';
-        if (/refused|unreachable|timed out|no route/i.test(said) && !framed) {
-          finish(cameraUnreachable(`${where} could not be reached: ${last}`));
-        } else {
-          finish(cameraBadAnswer(`${where}: ffmpeg ended (exit ${code})${last ? `: ${last}` : ''}`));
-        }
+        finish(ffmpegFailure(where, url, accessCode, stderr, code, framed));
       });
     });
   }
+}
+
+/**
+ * Why ffmpeg ended, from its last words: ffmpeg ends its error output with `<input url>: <reason>`, after
+ * lines from its libraries (`[tls @ 0x…] …`). The URL, and the access code wherever it appears, are left out.
+ */
+export function ffmpegFailure(
+  where: string,
+  url: string,
+  accessCode: string,
+  stderr: string,
+  code: number | null,
+  framed: boolean,
+): Error {
+  let redacted = stderr.replaceAll(url, '');
+  if (accessCode) {
+    redacted = redacted.replaceAll(accessCode, '***').replaceAll(encodeURIComponent(accessCode), '***');
+  }
+  const lines = redacted
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const reason = (lines.filter((line) => line.startsWith(': ')).pop() ?? lines.pop() ?? '').replace(
+    /^: /,
+    '',
+  );
+  if (/\b401\b|authorization failed/i.test(reason)) {
+    return cameraBadAnswer(
+      `${where} refused the access code (${reason}): check the access code and that LAN-only liveview is on`,
+    );
+  }
+  if (/refused|unreachable|timed out|no route/i.test(reason) && !framed) {
+    return cameraUnreachable(`${where} could not be reached: ${reason}`);
+  }
+  // ffmpeg ends with status 0 when the printer closes the stream: that is still the end of the camera's stream.
+  if (framed) return cameraBadAnswer(`${where} ended the stream${reason ? `: ${reason}` : ''}`);
+  return cameraBadAnswer(`${where}: ffmpeg ended (exit ${code})${reason ? `: ${reason}` : ''}`);
 }

@@ -39,12 +39,17 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
     }
   });
 
-  /** `GET path` twice with the same credentials: the second is answered from the cache when kept. */
-  const twice = async (path: string, token?: string) => {
+  /**
+   * `GET path` three times with the same credentials: an answer is kept the second time its key misses
+   * (cache/seen-keys.ts), so the third is answered from the cache when the route keeps answers.
+   */
+  const warmed = async (path: string, token?: string) => {
     const first = await forge.request('GET', path, token ? { token } : {});
-    const second = await forge.request('GET', path, token ? { token } : {});
-    expect(second.status).toBe(first.status);
-    expect(second.body).toEqual(first.body);
+    for (let i = 0; i < 2; i++) {
+      const again = await forge.request('GET', path, token ? { token } : {});
+      expect(again.status).toBe(first.status);
+      expect(again.body).toEqual(first.body);
+    }
     return first;
   };
 
@@ -62,7 +67,7 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
   it('a token revoked over HTTP is refused on its next use', async () => {
     const user = await forge.createUser();
     const token = await forge.createToken(user, ['read:user'], 'revoked-over-http');
-    expect((await twice(`/users/${owner.username}`, token)).status).toBe(200);
+    expect((await warmed(`/users/${owner.username}`, token)).status).toBe(200);
     const revoke = await forge.request(
       'DELETE',
       `/users/${user.username}/tokens/${await tokenId(user, 'revoked-over-http')}`,
@@ -77,7 +82,7 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
   it('a token deleted by another connection is refused on its next use', async () => {
     const user = await forge.createUser();
     const token = await forge.createToken(user, ['read:user'], 'deleted-elsewhere');
-    expect((await twice(`/users/${owner.username}`, token)).status).toBe(200);
+    expect((await warmed(`/users/${owner.username}`, token)).status).toBe(200);
     await other.db.deleteFrom('access_token').where('token_last_eight', '=', token.slice(-8)).execute();
     expect((await forge.request('GET', `/users/${owner.username}`, { token })).status).toBe(401);
   });
@@ -85,8 +90,8 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
   it("a user deleted by another connection: their token is refused and others' answers change", async () => {
     const user = await forge.createUser();
     const token = await forge.createToken(user, ['read:user'], 'owner-deleted');
-    expect((await twice(`/users/${user.username}`, token)).status).toBe(200);
-    expect((await twice(`/users/${user.username}`, ownerToken)).status).toBe(200);
+    expect((await warmed(`/users/${user.username}`, token)).status).toBe(200);
+    expect((await warmed(`/users/${user.username}`, ownerToken)).status).toBe(200);
     await other.db.deleteFrom('access_token').where('uid', '=', user.id).execute();
     await other.db.deleteFrom('user').where('id', '=', user.id).execute();
     expect((await forge.request('GET', `/users/${user.username}`, { token })).status).toBe(401);
@@ -96,7 +101,7 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
   it('a scope change made by another connection applies on the next use', async () => {
     const user = await forge.createUser();
     const token = await forge.createToken(user, ['read:user'], 'narrowed');
-    expect((await twice(`/users/${owner.username}`, token)).status).toBe(200);
+    expect((await warmed(`/users/${owner.username}`, token)).status).toBe(200);
     await other.db
       .updateTable('access_token')
       .set({ scope: 'read:repository' })
@@ -108,8 +113,8 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
   it('a repository made private over HTTP is 404 to an anonymous reader of its latest release', async () => {
     const own = await createRepo(forge, ownerToken);
     await forge.request('POST', `${own.path}/releases`, { token: ownerToken, body: { tag_name: 'v1' } });
-    expect((await twice(`${own.path}/releases/latest`)).status).toBe(200);
-    expect((await twice(`${own.path}/releases?limit=1`)).status).toBe(200);
+    expect((await warmed(`${own.path}/releases/latest`)).status).toBe(200);
+    expect((await warmed(`${own.path}/releases?limit=1`)).status).toBe(200);
     const hide = await forge.request('PATCH', own.path, { token: ownerToken, body: { private: true } });
     expect(hide.status).toBe(200);
     expect((await forge.request('GET', `${own.path}/releases/latest`)).status).toBe(404);
@@ -119,7 +124,7 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
   it('a repository made private by another connection is 404 to an anonymous reader', async () => {
     const own = await createRepo(forge, ownerToken);
     await forge.request('POST', `${own.path}/releases`, { token: ownerToken, body: { tag_name: 'v1' } });
-    expect((await twice(`${own.path}/releases/latest`)).status).toBe(200);
+    expect((await warmed(`${own.path}/releases/latest`)).status).toBe(200);
     await other.db
       .updateTable('repository')
       .set({ is_private: 1 })
@@ -129,27 +134,28 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
   });
 
   it('a release changed over HTTP or by another connection is the next latest answer', async () => {
-    const before = await twice(`${repo.path}/releases/latest`);
+    const before = await warmed(`${repo.path}/releases/latest`);
     expect(before.body.tag_name).toBe('v2');
     const edit = await forge.request('PATCH', `${repo.path}/releases/${before.body.id}`, {
       token: ownerToken,
       body: { name: 'renamed over http' },
     });
     expect(edit.status).toBe(200);
-    expect((await twice(`${repo.path}/releases/latest`)).body.name).toBe('renamed over http');
+    expect((await warmed(`${repo.path}/releases/latest`)).body.name).toBe('renamed over http');
 
     await other.db
       .updateTable('release')
       .set({ title: 'renamed elsewhere' })
       .where('id', '=', before.body.id)
       .execute();
-    expect((await twice(`${repo.path}/releases/latest`)).body.name).toBe('renamed elsewhere');
-    const page = await twice(`${repo.path}/releases?limit=1`);
+    expect((await warmed(`${repo.path}/releases/latest`)).body.name).toBe('renamed elsewhere');
+    const page = await warmed(`${repo.path}/releases?limit=1`);
     expect(page.body[0].name).toBe('renamed elsewhere');
   });
 
   it('a kept list answers with the same total and links', async () => {
     const first = await forge.request('GET', `${repo.path}/releases?limit=1`);
+    await forge.request('GET', `${repo.path}/releases?limit=1`);
     const second = await forge.request('GET', `${repo.path}/releases?limit=1`);
     expect(second.text).toBe(first.text);
     for (const name of ['x-total-count', 'link', 'access-control-expose-headers', 'content-type']) {
@@ -171,15 +177,15 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
     });
     expect(publicOnly.status).toBe(201);
     const full = await forge.createToken(owner, ['read:repository', 'read:user'], 'full-reader');
-    expect((await twice(`${secret.path}/releases/latest`, full)).status).toBe(200);
+    expect((await warmed(`${secret.path}/releases/latest`, full)).status).toBe(200);
     expect(
       (await forge.request('GET', `${secret.path}/releases/latest`, { token: publicOnly.body.sha1 })).status,
     ).toBe(403);
 
     const hidden = await forge.createUser({ visibility: 'private' });
     const admin = forge.admin.token;
-    expect((await twice(`/users/${hidden.username}`, admin)).status).toBe(200);
-    const search = await twice(`/users/search?q=${hidden.username}`, admin);
+    expect((await warmed(`/users/${hidden.username}`, admin)).status).toBe(200);
+    const search = await warmed(`/users/search?q=${hidden.username}`, admin);
     expect(search.body.data).toHaveLength(1);
     const adminPublicOnly = await forge.request<{ sha1: string }>(
       'POST',
@@ -199,9 +205,9 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
   it('a private user, a search and a feed follow a visibility change made by another connection', async () => {
     const user = await forge.createUser();
     await createRepo(forge, await forge.createToken(user, ['write:repository', 'write:user']));
-    expect((await twice(`/users/${user.username}`)).status).toBe(200);
-    expect((await twice(`/users/search?q=${user.username}`)).body.data).toHaveLength(1);
-    const feed = await twice(`/users/${user.username}/activities/feeds?limit=30`, ownerToken);
+    expect((await warmed(`/users/${user.username}`)).status).toBe(200);
+    expect((await warmed(`/users/search?q=${user.username}`)).body.data).toHaveLength(1);
+    const feed = await warmed(`/users/${user.username}/activities/feeds?limit=30`, ownerToken);
     expect(feed.body.length).toBeGreaterThan(0);
     await other.db.updateTable('user').set({ visibility: 2 }).where('id', '=', user.id).execute();
     expect((await forge.request('GET', `/users/${user.username}`)).status).toBe(404);

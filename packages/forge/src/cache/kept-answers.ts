@@ -48,6 +48,7 @@ export function keptAnswers(): { onRequest: onRequestAsyncHookHandler; onSend: o
       for (const [name, value] of kept.hit.headers) reply.header(name, value);
       return reply.send(kept.hit.body);
     }
+    if (!kept.keep) return;
     // Headers set so far (authentication's) are set again on every request; the rest are the answer's.
     request.keepAnswer = {
       keep: kept.keep,

@@ -53,12 +53,17 @@ export class ReadView {
     this.caches = null;
   }
 
-  /** The answer kept for `key` under this request's stamp, and a function that keeps the one built now. */
-  answer(key: string): { hit: KeptAnswer | undefined; keep: (answer: KeptAnswer) => void } {
+  /**
+   * The answer kept for `key` under this request's stamp, and — when there is none and the key missed
+   * before (cache/seen-keys.ts) — a function that keeps the one built now.
+   */
+  answer(key: string): { hit: KeptAnswer | undefined; keep: ((answer: KeptAnswer) => void) | null } {
     const caches = this.caches;
-    if (!caches) return { hit: undefined, keep: () => {} };
+    if (!caches) return { hit: undefined, keep: null };
+    const hit = caches.answer(key, this.epoch);
+    if (hit || !caches.seenBefore(key)) return { hit, keep: null };
     return {
-      hit: caches.answer(key, this.epoch),
+      hit,
       // Checked again when keeping: a write in between would make the answer span two states.
       keep: (answer) => {
         if (this.caches) caches.keepAnswer(key, this.epoch, answer);

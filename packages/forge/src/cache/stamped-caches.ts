@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { ForgeConfig } from '../config.js';
 import type { Database } from '../store/schema.js';
+import { SeenKeys } from './seen-keys.js';
 import { type StampSource, stampSource } from './stamp.js';
 
 /** A kept GET answer: its JSON bytes and the headers its handler set (list totals and links). */
@@ -41,6 +42,7 @@ export class StampedCaches {
       value.body.length + 64 * value.headers.length + key.length + ENTRY_OVERHEAD_BYTES,
   });
   private readonly tokens = new LRUCache<string, Kept<object>>({ max: MAX_KEPT_TOKENS });
+  private readonly seen = new SeenKeys();
 
   constructor(private readonly source: StampSource) {}
 
@@ -60,6 +62,11 @@ export class StampedCaches {
 
   answer(key: string, epoch: number): KeptAnswer | undefined {
     return found(this.answers.get(key), epoch, this.epoch);
+  }
+
+  /** Whether an answer missed under `key` is worth keeping: the key missed before (cache/seen-keys.ts). */
+  seenBefore(key: string): boolean {
+    return this.seen.seenBefore(key);
   }
 
   keepAnswer(key: string, epoch: number, answer: KeptAnswer): void {

@@ -120,4 +120,28 @@ print_seconds = 0.5
     await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
     expect((await machines()).status).toBe(401);
   });
+
+  it('shows apps asking for a key (OctoPrint app-key flow); Approve gives the app a read + control key', async () => {
+    const base = `${api.baseUrl}/octoprint/alpha/`;
+    const asked = await fetch(`${base}plugin/appkeys/request`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ app: 'OctoApp', user: 'phone' }),
+    });
+    expect(asked.status).toBe(201);
+    const location = asked.headers.get('location') as string;
+    // The page looks for requests while it is open.
+    const request = page.locator('li[data-request]');
+    await expect.poll(() => request.count(), { timeout: 10_000 }).toBe(1);
+    expect(await request.textContent()).toContain('OctoApp for phone on alpha');
+    await screenshot(page, OUT, 'key-request');
+    await request.getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(() => page.locator('tr[data-key="OctoApp"]').count()).toBe(1);
+    expect(await page.locator('tr[data-key="OctoApp"]').textContent()).toContain('read, control');
+    expect(await request.count()).toBe(0);
+    const poll = await fetch(location);
+    expect(poll.status).toBe(200);
+    const { api_key } = (await poll.json()) as { api_key: string };
+    expect((await fetch(`${base}api/job`, { headers: { 'x-api-key': api_key } })).status).toBe(200);
+  });
 });

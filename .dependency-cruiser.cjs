@@ -45,10 +45,10 @@ module.exports = {
     {
       name: 'machine-api-domain-not-server',
       comment:
-        'machine-api domain folders (machines/, jobs/, queue/, design/, slicer/, events/, access/) never ' +
+        'machine-api domain folders (machines/, jobs/, queue/, design/, slicer/, events/, access/, farm/) never ' +
         'import the HTTP layer (server/); the server calls them.',
       severity: 'error',
-      from: { path: `^${machineApi}/(machines|jobs|queue|design|slicer|events|access)/` },
+      from: { path: `^${machineApi}/(machines|jobs|queue|design|slicer|events|access|farm)/` },
       to: { path: `^${machineApi}/server/` },
     },
     {

@@ -23,6 +23,8 @@ const machineApiOnPostgres: TestProjectInlineConfiguration = {
       'test/access.test.ts',
       'test/events.test.ts',
       'test/notifications.test.ts',
+      'test/key-stamp.test.ts',
+      'test/postgres/**/*.test.ts',
     ],
     testTimeout: 30_000,
     hookTimeout: 60_000,

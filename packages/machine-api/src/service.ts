@@ -4,6 +4,7 @@
  */
 
 import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -21,6 +22,7 @@ import { loadConfig } from './config.js';
 import { DesignWorkers } from './design/workers.js';
 import { ServiceError } from './errors.js';
 import { EventHistory } from './events/history.js';
+import { FarmMembership } from './farm/instances.js';
 import { openJobDatabase } from './jobs/database.js';
 import { isFinal } from './jobs/job.js';
 import { JobRunner } from './jobs/runner.js';
@@ -62,6 +64,8 @@ export interface ServiceOptions {
 export interface RunningService {
   /** e.g. `http://127.0.0.1:8080` */
   url: string;
+  /** This instance's name in the farm (`[server] instance`, default `<host name>:<port>`). */
+  instance: string;
   app: FastifyInstance;
   /** Settles once every machine's start has connected or given up (never rejects; failures are logged). */
   machinesStarted: Promise<void>;
@@ -167,6 +171,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let advertisement: Advertisement | undefined;
   // Machines connect in the background once the service listens (see below); shutdown waits for that.
   let machinesStarted: Promise<void> | undefined;
+  let membership: FarmMembership | undefined;
   // Reverse order of start-up: no new requests, machines released (their prints settle), outcomes written.
   // Bounded so that a signal ends the process within seconds whatever the clients do.
   let closing: Promise<void> | undefined;
@@ -204,11 +209,22 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       cameras.close();
       await photos.drain();
       stopEvents();
+      await membership?.leave();
       await database.close();
     })();
     return closing;
   };
   try {
+    // Joining the farm claims the machine ids before anything touches their jobs or starts them: an id
+    // another live instance drives refuses the start here, with both named. The URL is final once listening.
+    membership = await FarmMembership.join(db, {
+      name: config.server.instance ?? defaultInstanceName(options.port),
+      url: config.server.public_url ?? `http://${options.host}:${options.port}`,
+      heartbeatTimeoutMs: config.server.heartbeat_timeout_seconds * 1000,
+      machineIds: machines.machines.map((entry) => entry.id),
+      dialect: database.dialect,
+      logger,
+    });
     await jobs.start();
     await files.start();
     await photos.start();
@@ -238,6 +254,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
     await queue.start();
     const url = await app.listen({ host: options.host, port: options.port });
+    await membership.announce(config.server.public_url ?? url);
     // Listen first, then connect: a printer that hangs or is switched off must not keep the API (or the
     // other machines) from answering. A machine not read yet is listed as `unknown`, one that does not
     // answer becomes `offline` within its own timeout; a start failure is logged and leaves it listed.
@@ -262,6 +279,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     );
     return {
       url,
+      instance: membership.name,
       app,
       machinesStarted,
       close: shutdown,
@@ -270,4 +288,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await shutdown();
     throw error;
   }
+}
+
+/**
+ * `<host name>:<port>` as configured: stable across restarts (a crash included), so a restarted instance
+ * takes its machines back at once. A port picked by the system (`:0`) keeps the name `<host name>:0`.
+ */
+function defaultInstanceName(port: number): string {
+  return `${hostname()}:${port}`;
 }

@@ -33,6 +33,8 @@ export interface StartOptions {
    * machine's start settled, so a test's first request sees them connected, as a user would a moment later).
    */
   listenOnly?: boolean;
+  /** Run on this database (several instances of one farm); default: the test project's own for `dir`. */
+  databaseUrl?: string;
 }
 
 export interface MachineApiUnderTest {
@@ -61,7 +63,7 @@ export async function startMachineApi(
     const configPath = join(dir, 'machine-api.toml');
     await writeFile(configPath, toml);
     const dataDir = join(dir, 'data');
-    const databaseUrl = await testDatabaseUrl(dir);
+    const databaseUrl = options.databaseUrl ?? (await testDatabaseUrl(dir));
     const logger = pino({ level: process.env.MACHINE_API_TEST_LOG ?? 'silent' });
     // mDNS only where a test asks for it (`[server] mdns = true`): no multicast responders left behind.
     const service = await startService({

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { type Generated, Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { AccessTables } from '../access/tables.js';
+import type { FarmTables } from '../farm/tables.js';
 import type { NotifyTables } from '../notify/tables.js';
 import { registerSqliteStamp } from './change-stamp.js';
 import { type DialectName, jobMigrations } from './migrations.js';
@@ -83,7 +84,7 @@ export interface StoredFilesTable {
   created_at: string;
 }
 
-export interface JobDatabase extends NotifyTables, AccessTables {
+export interface JobDatabase extends NotifyTables, AccessTables, FarmTables {
   jobs: JobsTable;
   api_keys: ApiKeysTable;
   stored_files: StoredFilesTable;

@@ -5,6 +5,7 @@
 
 import { type ColumnDefinitionBuilder, type Migration, sql } from 'kysely';
 import { accessMigration } from '../access/tables.js';
+import { farmMigration } from '../farm/tables.js';
 import { notifyMigration } from '../notify/tables.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -147,5 +148,6 @@ export function jobMigrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.createIndex('jobs_finished').on('jobs').columns(['finished_at']).execute();
       },
     },
+    '040_farm': farmMigration(dialect),
   };
 }

@@ -84,8 +84,8 @@ export class JobRunner {
    * beds awaiting a clear, and clears leftover files.
    */
   async start(): Promise<void> {
-    const { store, observer, logger } = this.options;
-    const interrupted = await store.failUnfinished();
+    const { store, observer, logger, machines } = this.options;
+    const interrupted = await store.failUnfinished(machines.machines.map((entry) => entry.id));
     for (const { job, was } of interrupted) {
       logger.warn({ job: job.id, machine: job.machineId }, 'job interrupted by a restart');
       if (job.machineId && (was === 'uploading' || was === 'printing')) {

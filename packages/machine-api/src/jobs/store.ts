@@ -309,12 +309,14 @@ export class JobStore {
    * Marks every job that was in flight as failed (the service stopped while it ran); jobs still waiting in
    * the queue stay queued. Returns the failed jobs with the status they had.
    */
-  async failUnfinished(): Promise<{ job: Job; was: JobStatus }[]> {
+  async failUnfinished(machineIds: readonly string[]): Promise<{ job: Job; was: JobStatus }[]> {
+    // Only this instance's machines: on a shared database the other instances' jobs are theirs to judge.
+    if (machineIds.length === 0) return [];
     const unfinished = await this.db
       .selectFrom('jobs')
       .selectAll()
       .where('status', 'not in', [...FINAL_STATUSES])
-      .where((eb) => eb.or([eb('status', '!=', 'queued'), eb('machine_id', 'is not', null)]))
+      .where('machine_id', 'in', [...machineIds])
       .execute();
     const failed: { job: Job; was: JobStatus }[] = [];
     for (const row of unfinished) {

@@ -17,7 +17,14 @@ import {
   commonConfig,
 } from './config/machine-keys.js';
 import { parsePresets, type TemperaturePreset } from './config/presets.js';
-import { CameraKeys, type CameraSettings, ServerKeys, type ServerSettings } from './config/server-keys.js';
+import {
+  CameraKeys,
+  type CameraSettings,
+  type FilamentKeySettings,
+  FilamentKeys,
+  ServerKeys,
+  type ServerSettings,
+} from './config/server-keys.js';
 import type { MachineBackend } from './machines/backend.js';
 import { NewNotificationTarget } from './notify/schemas.js';
 import { type TargetSettings, targetProblem } from './notify/targets.js';
@@ -36,6 +43,8 @@ export interface ServiceConfig {
   file: string | null;
   server: ServerSettings;
   cameras: CameraSettings;
+  /** `[filament]`: the currency of prices and costs. */
+  filament: FilamentKeySettings;
   /** Sorted by id. */
   machines: MachineDefinition[];
   /** The `[[notify]]` targets, in file order. */
@@ -82,6 +91,11 @@ export function parseConfig(
   }
 
   const cameras = checked(CameraKeys, document.cameras ?? {}, `${file}: [cameras]`) as CameraSettings;
+  const filament = checked(
+    FilamentKeys,
+    document.filament ?? {},
+    `${file}: [filament]`,
+  ) as FilamentKeySettings;
 
   const machinesTable = document.machines ?? {};
   if (!isTable(machinesTable))
@@ -112,6 +126,7 @@ export function parseConfig(
     file,
     server,
     cameras,
+    filament,
     machines,
     notify: notifyTargets(document.notify, file),
     presets: parsePresets(document.presets, file),

@@ -26,6 +26,7 @@ import { FarmMembership } from './farm/instances.js';
 import { openJobDatabase } from './jobs/database.js';
 import { isFinal } from './jobs/job.js';
 import { JobRunner } from './jobs/runner.js';
+import { JobStats } from './jobs/stats.js';
 import { JobStore } from './jobs/store.js';
 import { backends } from './machines/backends.js';
 import { MachineObserver } from './machines/observer.js';
@@ -250,6 +251,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       cameras,
       photos,
       temperatures,
+      stats: new JobStats(store, config.filament.currency ?? null),
       notifications: notifications.service,
     });
     await queue.start();

@@ -102,6 +102,7 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/machines/sim/stop', needs: 'control', granted: 409 },
   { method: 'POST', path: '/print', needs: 'print', granted: 400 },
   { method: 'GET', path: '/jobs', needs: 'read', granted: 200 },
+  { method: 'GET', path: '/stats', needs: 'read', granted: 200 },
   { method: 'GET', path: '/jobs/00000000-0000-4000-8000-000000000000', needs: 'read', granted: 404 },
   { method: 'POST', path: '/jobs/00000000-0000-4000-8000-000000000000/cancel', needs: 'print', granted: 404 },
   { method: 'POST', path: '/machines/sim/clear', needs: 'clear', granted: 200 },

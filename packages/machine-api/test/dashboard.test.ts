@@ -220,6 +220,8 @@ describe('dashboard', () => {
     await expect.poll(() => rows.count()).toBe(1);
     expect(await rows.first().textContent()).toContain('calibration cube');
     expect(await rows.first().textContent()).toContain('Completed');
+    // The totals of the window, from GET /stats: one print, completed.
+    await expect.poll(() => page.locator('[data-usage]').textContent()).toContain('1 (100 % completed)');
     await page.getByLabel('Status').selectOption('failed');
     await expect.poll(() => page.getByText('No jobs match.').count()).toBe(1);
     await page.getByLabel('Status').selectOption('completed');

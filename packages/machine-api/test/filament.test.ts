@@ -41,6 +41,9 @@ describe('filament of each job', () => {
     requirePrusaSlicer();
     sim = await MoonrakerSim.start();
     api = await startMachineApi(`
+[filament]
+currency = "EUR"
+
 [machines.quick]
 type = "Noop"
 print_seconds = 0
@@ -205,5 +208,77 @@ price_per_kg = 20
       estimated_m: 1,
       estimated_g: Math.round(PLA_G_PER_M * 100) / 100,
     });
+  });
+
+  it('GET /stats: totals over every finished job, by machine, material and day; bad windows are 400', async () => {
+    const jobs = await getJson<(JobBody & { machine_id: string; finished_at: string })[]>(
+      api.baseUrl,
+      '/jobs?limit=1000',
+    );
+    const finished = jobs.filter((j) => ['completed', 'failed', 'cancelled'].includes(j.status));
+    const sum = (list: typeof finished, key: 'used_g' | 'used_m' | 'cost') =>
+      list.reduce((total, j) => total + (j.filament?.[key] ?? 0), 0);
+    const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+    const all = await getJson<Record<string, unknown>>(api.baseUrl, '/stats');
+    expect(all).toEqual({
+      from: null,
+      to: null,
+      group_by: null,
+      currency: 'EUR',
+      total: {
+        prints: finished.length,
+        completed: finished.filter((j) => j.status === 'completed').length,
+        failed: 1,
+        cancelled: 1,
+        success_rate: round(finished.filter((j) => j.status === 'completed').length / finished.length, 4),
+        print_hours: expect.any(Number),
+        grams: round(sum(finished, 'used_g'), 2),
+        metres: round(sum(finished, 'used_m'), 3),
+        cost: round(sum(finished, 'cost'), 2),
+      },
+      groups: [],
+    });
+
+    const byMachine = await getJson<{ groups: { key: string; totals: { prints: number; grams: number } }[] }>(
+      api.baseUrl,
+      '/stats?group_by=machine',
+    );
+    expect(byMachine.groups.map((g) => [g.key, g.totals.prints])).toEqual([
+      ['klipper', finished.filter((j) => j.machine_id === 'klipper').length],
+      ['quick', finished.filter((j) => j.machine_id === 'quick').length],
+    ]);
+    const byMaterial = await getJson<{ groups: { key: string }[] }>(api.baseUrl, '/stats?group_by=material');
+    expect(byMaterial.groups.map((g) => g.key)).toEqual(['pla']);
+    const today = new Date().toISOString().slice(0, 10);
+    const byDay = await getJson<{ groups: { key: string }[] }>(api.baseUrl, '/stats?group_by=day');
+    expect(byDay.groups.map((g) => g.key)).toEqual([today]);
+
+    // A window that ends before the first job counts nothing.
+    const empty = await getJson<{ total: Record<string, unknown> }>(
+      api.baseUrl,
+      `/stats?to=${encodeURIComponent('2020-01-01T00:00:00+01:00')}`,
+    );
+    expect(empty.total).toEqual({
+      prints: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+      success_rate: null,
+      print_hours: 0,
+      grams: 0,
+      metres: 0,
+      cost: 0,
+    });
+    for (const query of [
+      'from=yesterday',
+      'to=2026-13-01T00:00:00Z',
+      'group_by=planet',
+      'from=2026-11-27T10:00:00Z&to=2026-11-27T09:00:00Z',
+      `from=${'9'.repeat(5000)}`,
+    ]) {
+      const res = await fetch(`${api.baseUrl}/stats?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(await res.json()).toMatchObject({ error_code: 'BadRequest' });
+    }
   });
 });

@@ -180,6 +180,7 @@ describe('GET / serves the OpenAPI 3.0.3 document', () => {
         'get_machine_stream',
         'get_machines',
         'get_metrics',
+        'get_stats',
         'list_jobs',
         'list_files',
         'list_keys',

@@ -84,3 +84,10 @@ export function designLimits(server: ServerSettings): DesignLimits {
     maxVertices: server.max_vertices,
   };
 }
+
+/** `[filament]`: how the cost of filament is shown. */
+export const FilamentKeys = Type.Object({
+  /** The one currency of every price and cost (`price_per_kg`, Spoolman's prices, `GET /stats`), e.g. "EUR". */
+  currency: Type.Optional(Type.String({ minLength: 1, maxLength: 16, pattern: '^\\S+$' })),
+});
+export type FilamentKeySettings = Static<typeof FilamentKeys>;

@@ -152,6 +152,22 @@ export class JobStore {
     return row ? toJob(row) : undefined;
   }
 
+  /**
+   * Jobs that reached a machine and finished at or after `from` and before `to` (ISO 8601 UTC, as
+   * `finished_at` is stored, so they compare as text), oldest first.
+   */
+  async finishedBetween(from: string | undefined, to: string | undefined): Promise<Job[]> {
+    let query = this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('finished_at', 'is not', null)
+      .where('machine_id', 'is not', null);
+    if (from !== undefined) query = query.where('finished_at', '>=', from);
+    if (to !== undefined) query = query.where('finished_at', '<', to);
+    const rows = await query.orderBy('finished_at').execute();
+    return rows.map(toJob);
+  }
+
   /** Most recent first. */
   async list(filter: JobFilter): Promise<Job[]> {
     let query = this.db.selectFrom('jobs').selectAll();

@@ -17,6 +17,7 @@ import type { JobPhotos } from '../cameras/job-photos.js';
 import type { CameraService } from '../cameras/service.js';
 import type { EventBus } from '../events/events.js';
 import type { JobRunner } from '../jobs/runner.js';
+import type { JobStats } from '../jobs/stats.js';
 import type { MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -66,6 +67,8 @@ export interface ServerContext {
   photos: JobPhotos;
   /** Heater targets and presets. */
   temperatures: TemperatureService;
+  /** Totals over finished jobs (`GET /stats`). */
+  stats: JobStats;
 }
 
 /** What every route plugin is registered with (`app.register(plugin, { context })`). */

@@ -1,6 +1,6 @@
 /** How numbers, times and states read on the page. */
 
-import type { Filament, Machine, MachineStateName } from './api/client';
+import type { Filament, Job, Machine, MachineStateName } from './api/client';
 
 /** `1 h 05 min`, `4 min 10 s`, `12 s`. */
 export function duration(seconds: number | null | undefined): string {
@@ -87,4 +87,18 @@ export function filaments(machine: Machine): Filament[] {
 export function nozzleDiameter(machine: Machine): number | null {
   const hardware = machine.hardware_configuration;
   return hardware?.type === 'fdm' ? hardware.config.nozzle_diameter : null;
+}
+
+/** `12.5 g · 4.19 m · 0.31` for a job: what it used once finished, else what it is estimated to need. */
+export function filamentText(filament: Job['filament'] | undefined): string {
+  if (!filament) return '—';
+  const used = filament.used_g !== null || filament.used_m !== null;
+  const grams = used ? filament.used_g : filament.estimated_g;
+  const metres = used ? filament.used_m : filament.estimated_m;
+  const parts = [
+    grams === null ? null : `${grams.toFixed(1)} g`,
+    metres === null ? null : `${metres.toFixed(2)} m`,
+    filament.cost === null ? null : filament.cost.toFixed(2),
+  ].filter((part) => part !== null);
+  return parts.length === 0 ? '—' : `${used ? '' : '≈ '}${parts.join(' · ')}`;
 }

@@ -111,7 +111,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
 };
 
 /** RFC 3339 date-time (with `T`, seconds and an offset) as the store's UTC ISO form; 400 naming `field` otherwise. */
-function instant(field: string, value: string | undefined): string | undefined {
+export function instant(field: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
   const at = rfc3339.test(value) ? Date.parse(value) : Number.NaN;

@@ -26,6 +26,7 @@ import {
 import { Pong } from './meta.js';
 import { PrintJobResponse, PrintParameters, SlicerConfiguration } from './print.js';
 import { JobChange, QueueConstraints, QueueParameters } from './queue.js';
+import { Stats, StatsTotals } from './stats.js';
 import { PreheatRequest, PreheatResult, TemperaturePresetInfo, TemperatureRequest } from './temperature.js';
 
 /** Every shared schema, in the order they are registered (references point backwards only). */
@@ -55,6 +56,8 @@ export const sharedSchemas = [
   JobChange,
   Job,
   QueueEntry,
+  StatsTotals,
+  Stats,
   EventType,
   Event,
   TemperatureRequest,

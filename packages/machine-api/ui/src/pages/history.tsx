@@ -7,7 +7,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, type Job, type JobStatus, must } from '../api/client';
 import { JOB_STATUSES, JobStatusBadge, jobStatusLabel } from '../components/job-status';
-import { duration, secondsBetween, when } from '../format';
+import { Usage } from '../components/usage';
+import { duration, filamentText, secondsBetween, when } from '../format';
 import { jobs as liveJobs, machines } from '../live/farm';
 import { useTitle } from '../title';
 
@@ -118,6 +119,12 @@ export function History() {
           {error}
         </p>
       )}
+      <Usage
+        label="Totals of the jobs finished in this window"
+        {...(machineId ? { machineId } : {})}
+        from={start}
+        to={end}
+      />
       {list === null && !error && <p aria-busy="true">Loading jobs…</p>}
       {list !== null && rows.length === 0 && <p>No jobs match.</p>}
       {rows.length > 0 && (
@@ -132,6 +139,7 @@ export function History() {
                 <th scope="col">Accepted</th>
                 <th scope="col">Took</th>
                 <th scope="col">Estimate</th>
+                <th scope="col">Filament</th>
                 <th scope="col">Message</th>
               </tr>
             </thead>
@@ -148,6 +156,7 @@ export function History() {
                   <td>{when(job.created_at)}</td>
                   <td>{duration(secondsBetween(job.dispatched_at ?? job.created_at, job.finished_at))}</td>
                   <td>{duration(job.estimate?.print_time_seconds)}</td>
+                  <td>{filamentText(job.filament)}</td>
                   <td class="message">{job.message ?? ''}</td>
                 </tr>
               ))}

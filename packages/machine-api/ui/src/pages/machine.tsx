@@ -5,6 +5,7 @@ import { useRoute } from 'preact-iso';
 import { LiveStream } from '../components/camera';
 import { MachineCard } from '../components/machine-card';
 import { TemperatureChart } from '../components/temperature-chart';
+import { Usage } from '../components/usage';
 import { clock, nozzleDiameter, STATE_LABELS } from '../format';
 import { currentJobs, loadState, machines } from '../live/farm';
 import { stateLog, temperatureLog } from '../live/history';
@@ -54,6 +55,8 @@ export default function MachinePage() {
         <dt>Build volume</dt>
         <dd>{volume ? `${volume.width} × ${volume.depth} × ${volume.height} mm` : '—'}</dd>
       </dl>
+      <h2>Prints and filament</h2>
+      <Usage machineId={id} label={`Prints and filament of ${id}`} />
       <h2>Temperatures, last hour</h2>
       {samples.length === 0 ? (
         <p>No readings yet.</p>

@@ -51,9 +51,9 @@ export class JobStats {
     if (query.groupBy) {
       for (const job of jobs) {
         const key = keyOf(job, query.groupBy);
-        let list = groups.get(key);
-        if (!list) groups.set(key, (list = []));
+        const list = groups.get(key) ?? [];
         list.push(job);
+        groups.set(key, list);
       }
     }
     return {

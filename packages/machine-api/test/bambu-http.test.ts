@@ -60,6 +60,7 @@ describe('Bambu machines over HTTP', () => {
       ready: false,
       awaiting_clear_since: null,
       design_types: ['gcode'],
+      capabilities: { control: true, reason: null },
       temperatures: {},
       hardware_configuration: {
         type: 'fdm',
@@ -118,6 +119,7 @@ describe('Bambu machines over HTTP', () => {
       ready: true,
       awaiting_clear_since: null,
       design_types: ['gcode'],
+      capabilities: { control: true, reason: null },
       temperatures: {
         bed: { current: 24.5, target: 0 },
         chamber: { current: 26, target: null },

@@ -86,6 +86,7 @@ filaments = []
         ready: true,
         awaiting_clear_since: null,
         design_types: ['gcode'],
+        capabilities: { control: true, reason: null },
         temperatures: { bed: { current: 21.8, target: 0 }, extruder: { current: 22.5, target: 0 } },
         hardware_configuration: {
           type: 'fdm',
@@ -115,6 +116,7 @@ filaments = []
         ready: false,
         awaiting_clear_since: null,
         design_types: ['gcode'],
+        capabilities: { control: true, reason: null },
         temperatures: {},
         hardware_configuration: {
           type: 'fdm',

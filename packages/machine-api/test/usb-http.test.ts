@@ -78,6 +78,7 @@ product_id = 0x7523
         ready: true,
         awaiting_clear_since: null,
         design_types: ['gcode'],
+        capabilities: { control: true, reason: null },
         temperatures: {},
         hardware_configuration: {
           type: 'fdm',
@@ -114,6 +115,7 @@ product_id = 0x7523
         ready: false,
         awaiting_clear_since: null,
         design_types: ['gcode'],
+        capabilities: { control: true, reason: null },
         temperatures: {},
         hardware_configuration: null,
         current_job: null,
@@ -143,6 +145,7 @@ product_id = 0x7523
         ready: false,
         awaiting_clear_since: null,
         design_types: ['gcode'],
+        capabilities: { control: true, reason: null },
         temperatures: {},
         hardware_configuration: null,
         current_job: null,

@@ -70,6 +70,19 @@ export interface ReportedHardware {
   loadedFilamentIdx: number | null;
 }
 
+/**
+ * Whether the service can command the machine (pause, resume, stop, print, temperatures). A Bambu printer
+ * under Authorization Control firmware outside LAN-only Developer Mode is watched but refuses commands.
+ */
+export interface MachineCapabilities {
+  control: boolean;
+  /** Why not, in words a person can act on; null while `control` is true. */
+  reason: string | null;
+}
+
+/** What every machine can do unless its backend says otherwise. */
+export const FULL_CONTROL: MachineCapabilities = { control: true, reason: null };
+
 /** A snapshot of what the machine reports right now. */
 export interface MachineStatus {
   state: MachineState;
@@ -80,6 +93,8 @@ export interface MachineStatus {
   extra: ExtraMachineInfo | null;
   /** Present when the machine reports its hardware itself; `hardware_configuration` then prefers it to the config. */
   hardware?: ReportedHardware;
+  /** Absent means `FULL_CONTROL`. */
+  capabilities?: MachineCapabilities;
 }
 
 /** What the machine needs to be given: plain G-code, or Bambu's `.gcode.3mf` package. */

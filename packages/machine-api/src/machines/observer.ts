@@ -215,7 +215,12 @@ export class MachineObserver {
   }
 
   private update(slot: Slot, next: ObservedMachine, before: ObservedMachine): void {
-    next.ready = next.status.state.state === 'idle' && !next.busy && next.awaitingClearSince === null;
+    // A machine that refuses commands is not handed jobs it could not start.
+    next.ready =
+      next.status.state.state === 'idle' &&
+      !next.busy &&
+      next.awaitingClearSince === null &&
+      next.status.capabilities?.control !== false;
     slot.current = next;
     const first = !slot.observed && next.status !== UNKNOWN;
     if (first) slot.observed = true;
@@ -223,6 +228,7 @@ export class MachineObserver {
     if (
       first ||
       !sameState(before.status.state, next.status.state) ||
+      before.status.capabilities?.reason !== next.status.capabilities?.reason ||
       before.ready !== next.ready ||
       before.busy !== next.busy ||
       before.awaitingClearSince !== next.awaitingClearSince

@@ -4,7 +4,12 @@ import type { CameraStatus } from '../cameras/service.js';
 import type { Filament } from '../config/machine-keys.js';
 import type { Job } from '../jobs/job.js';
 import type { CurrentJob } from '../jobs/runner.js';
-import type { MachineIdentity, MachineStatus, ReportedHardware } from '../machines/machine.js';
+import {
+  FULL_CONTROL,
+  type MachineIdentity,
+  type MachineStatus,
+  type ReportedHardware,
+} from '../machines/machine.js';
 import type { ObservedMachine } from '../machines/observer.js';
 import { designKindsOf } from '../machines/prints.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
@@ -48,6 +53,7 @@ export function machineInfo(
       progress: currentJob.status === 'printing' ? status.progress : null,
     },
     camera: camera && cameraInfo(camera),
+    capabilities: status.capabilities ?? FULL_CONTROL,
   };
 }
 

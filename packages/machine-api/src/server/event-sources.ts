@@ -5,6 +5,7 @@
 
 import type { EventBus } from '../events/events.js';
 import type { JobRunner } from '../jobs/runner.js';
+import { FULL_CONTROL } from '../machines/machine.js';
 import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
 import type { FarmQueue } from '../queue/queue.js';
 import { jobResponse } from './convert.js';
@@ -74,5 +75,6 @@ function stateData(machine: ObservedMachine): Record<string, unknown> {
     busy: machine.busy,
     progress: machine.status.progress,
     awaiting_clear_since: machine.awaitingClearSince,
+    capabilities: machine.status.capabilities ?? FULL_CONTROL,
   };
 }

@@ -49,6 +49,12 @@ export interface BambuSimFaults {
   failErrorCode: number;
   /** Publish nothing at all (a hung printer whose broker still holds the connection). */
   silent: boolean;
+  /**
+   * Authorization Control firmware (2025) outside LAN-only Developer Mode: every `print.*` command is
+   * answered `result: "failed"`, `reason: "mqtt message verify failed"`, `err_code: 84033543` and not
+   * acted on; status reports go on.
+   */
+  authorizationControl: boolean;
 }
 
 const CANCELLED_ERROR = 0x0300400c;
@@ -66,6 +72,7 @@ export class BambuPrinterSim {
     failAtPercent: null,
     failErrorCode: 0x07008011,
     silent: false,
+    authorizationControl: false,
   };
   /** Every command received on the request topic, in order. */
   readonly commands: Report[] = [];
@@ -308,6 +315,10 @@ export class BambuPrinterSim {
     }
     const print = message.print as Report | undefined;
     if (!print || this.faults.neverAcknowledge) return;
+    if (this.faults.authorizationControl) {
+      this.reply(print, { result: 'failed', reason: 'mqtt message verify failed', err_code: 84033543 });
+      return;
+    }
     switch (print.command) {
       case 'project_file':
         void this.startProject(print);

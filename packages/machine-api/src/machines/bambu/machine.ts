@@ -16,7 +16,7 @@ import type { BambuSettings } from './config.js';
 import type { BambuAnnouncement, DiscoveryListener } from './discovery.js';
 import { cameraProtocol, identifyModel } from './models.js';
 import { numberField, type Report, stringField } from './report.js';
-import { BambuSession } from './session.js';
+import { BambuSession, ControlRefused } from './session.js';
 import { ACTIVE_GCODE_STATES, amsAttached, formatPrintError, statusFromReport } from './status.js';
 import { remoteFileName, uploadPrintFile } from './upload.js';
 
@@ -45,6 +45,10 @@ export class BambuMachine implements Machine {
   /** True from the moment a print is being handed over, so two prints cannot interleave. */
   private handingOver = false;
   private deviceCamera: BambuCamera | null = null;
+  /** Why the printer refused the last command (Authorization Control); null once one is accepted. */
+  private controlRefusal: string | null = null;
+  /** `Date.now()` of that refusal: a reconnection after it (Developer Mode switched on restarts the printer's broker) clears it. */
+  private refusedAt = 0;
   private readonly onAnnouncement = (announcement: BambuAnnouncement) => this.discovered(announcement);
 
   constructor(
@@ -102,7 +106,15 @@ export class BambuMachine implements Machine {
     }
     const fresh =
       session.lastReportAt !== null && Date.now() - session.lastReportAt <= this.settings.statusTimeoutMs;
-    if (session.status && fresh) return statusFromReport(session.status);
+    if (this.controlRefusal !== null && (session.connectedAt ?? 0) > this.refusedAt) {
+      this.controlRefusal = null;
+    }
+    if (session.status && fresh) {
+      const status = statusFromReport(session.status);
+      return this.controlRefusal === null
+        ? status
+        : { ...status, capabilities: { control: false, reason: this.controlRefusal } };
+    }
     const waitingSince = Date.now() - (session.connectedAt ?? 0);
     if (session.lastReportAt === null && waitingSince <= this.settings.statusTimeoutMs) {
       return { ...offline, state: { state: 'unknown' } };
@@ -123,6 +135,8 @@ export class BambuMachine implements Machine {
     if (current.state.state !== 'idle') {
       throw new MachineError('MachineBusy', `${this.id} is ${current.state.state}, not idle`);
     }
+    // No upload for a job the printer would refuse to start.
+    if (this.controlRefusal !== null) throw new MachineError('MachineRejected', this.controlRefusal);
     this.handingOver = true;
     try {
       const fileName = remoteFileName(request.jobName, request.jobId);
@@ -163,8 +177,8 @@ export class BambuMachine implements Machine {
     };
     this.job = job;
     try {
-      await session.request(
-        'print',
+      await this.send(
+        session,
         {
           command: 'project_file',
           param: 'Metadata/plate_1.gcode',
@@ -229,7 +243,7 @@ export class BambuMachine implements Machine {
       ...(targets.bed !== undefined ? [`M140 S${targets.bed}`] : []),
     ];
     const timeoutMs = this.settings.commandTimeoutMs;
-    await session.request('print', { command: 'gcode_line', param: `${lines.join('\n')}\n` }, { timeoutMs });
+    await this.send(session, { command: 'gcode_line', param: `${lines.join('\n')}\n` }, { timeoutMs });
     await session.waitForStatus(
       (report) =>
         (targets.tool === undefined || numberField(report, 'nozzle_target_temper') === targets.tool) &&
@@ -259,8 +273,35 @@ export class BambuMachine implements Machine {
       }
     }
     const timeoutMs = this.settings.commandTimeoutMs;
-    await session.request('print', { command: name, param: '' }, { timeoutMs });
+    await this.send(session, { command: name, param: '' }, { timeoutMs });
     await session.waitForStatus(takenEffect, timeoutMs);
+  }
+
+  /**
+   * Every command goes through here: a refusal by Authorization Control is remembered (the machine then
+   * reports `capabilities.control = false` and is handed no jobs), an accepted command clears it.
+   */
+  private async send(
+    session: BambuSession,
+    fields: Report & { command: string },
+    options: { timeoutMs: number; acceptReport?: (status: Report) => boolean },
+  ): Promise<Report | null> {
+    try {
+      const reply = await session.request('print', fields, options);
+      this.setControlRefusal(null);
+      return reply;
+    } catch (error) {
+      if (error instanceof ControlRefused) this.setControlRefusal(error.message);
+      throw error;
+    }
+  }
+
+  private setControlRefusal(reason: string | null): void {
+    if (this.controlRefusal === reason) return;
+    this.controlRefusal = reason;
+    this.refusedAt = Date.now();
+    if (reason !== null) this.logger.warn({ reason }, 'the Bambu printer refuses control commands');
+    for (const listener of this.statusListeners) listener();
   }
 
   async start(): Promise<void> {

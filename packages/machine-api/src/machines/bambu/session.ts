@@ -24,6 +24,22 @@ export interface SessionOptions {
   logger: Logger;
 }
 
+/** `err_code` of a command refused by Authorization Control firmware outside LAN-only Developer Mode. */
+const VERIFY_FAILED_CODE = 0x05024007;
+
+/**
+ * A control command refused because the firmware wants it signed (Bambu's Authorization Control, 2025):
+ * only LAN-only Developer Mode lets local clients command the printer. Reports still arrive.
+ */
+export class ControlRefused extends MachineError {
+  constructor(command: string, printerReason: string) {
+    super(
+      'MachineRejected',
+      `the printer refuses control commands (${command}: "${printerReason}"): its firmware has Authorization Control, which lets LAN clients command it only in LAN-only Developer Mode. Enable LAN-only mode and Developer Mode on the printer's screen (Settings → Network); monitoring goes on meanwhile`,
+    );
+  }
+}
+
 /** The MQTT client library, loaded with the first connection (not at start-up when no Bambu is configured). */
 const mqttLibrary = new LazyModule(async () => (await import('mqtt')).default);
 
@@ -346,6 +362,10 @@ export class BambuSession {
       const result = stringField(reply, 'result')?.toLowerCase();
       if (result === 'fail' || result === 'failed' || result === 'error') {
         const reason = stringField(reply, 'reason') ?? stringField(reply, 'err_code') ?? 'no reason given';
+        if (reply.err_code === VERIFY_FAILED_CODE || /verif(y|ication) fail/i.test(reason)) {
+          request.reject(new ControlRefused(`${group}.${reply.command}`, reason));
+          return;
+        }
         request.reject(
           new MachineError('MachineRejected', `the printer refused ${group}.${reply.command}: ${reason}`),
         );

@@ -9,7 +9,7 @@ export const EventType = Type.Unsafe<(typeof EVENT_TYPES)[number]>({
   type: 'string',
   enum: [...EVENT_TYPES],
   description:
-    '`machine.state` (data: `state`, `ready`, `busy`, `progress`, `awaiting_clear_since`), `machine.progress` (data: `progress`), `machine.temperatures` (data: `temperatures`, sensor → `{current, target}`), `job.updated` (data: the `Job`), `queue.changed` (data: `reason`, `depth`), `reset` (data: `message`: reload the state, the history no longer reaches back to `Last-Event-ID`).',
+    '`machine.state` (data: `state`, `ready`, `busy`, `progress`, `awaiting_clear_since`, `capabilities`), `machine.progress` (data: `progress`), `machine.temperatures` (data: `temperatures`, sensor → `{current, target}`), `job.updated` (data: the `Job`), `queue.changed` (data: `reason`, `depth`), `reset` (data: `message`: reload the state, the history no longer reaches back to `Last-Event-ID`).',
 });
 
 export const Event = Type.Object(

@@ -186,6 +186,22 @@ export const TemperatureReading = Type.Object(
   { $id: 'TemperatureReading', description: 'One temperature sensor of a machine.' },
 );
 
+export const MachineCapabilities = Type.Object(
+  {
+    control: Type.Boolean({
+      description:
+        'Whether the service can command the machine: pause, resume, stop, print, temperatures. While false those answer 409 with `reason`, and the queue sends it no job; monitoring goes on.',
+    }),
+    reason: Type.Unsafe<string | null>({
+      type: 'string',
+      nullable: true,
+      description:
+        'Why the machine cannot be commanded, and what to do (e.g. enable LAN-only Developer Mode on a Bambu printer); null while `control` is true.',
+    }),
+  },
+  { $id: 'MachineCapabilities', description: 'What the service can do with a machine.' },
+);
+
 export const MachineInfoResponse = Type.Object(
   {
     id: Type.String({ description: 'Machine Identifier (ID) for the specific Machine.' }),
@@ -280,6 +296,9 @@ export const MachineInfoResponse = Type.Object(
         CameraInfo,
         "The machine's camera (see docs/machine-api/cameras.md); null when it has none.",
       ),
+    ),
+    capabilities: Type.Optional(
+      describedRef(MachineCapabilities, 'What the service can do with the machine now.'),
     ),
   },
   { $id: 'MachineInfoResponse', description: 'Information regarding a connected machine.' },

@@ -95,6 +95,11 @@ export function MachineCard({
           {state === 'failed' && machine.state?.state === 'failed' && machine.state.message && (
             <p class="failure">{machine.state.message}</p>
           )}
+          {machine.capabilities?.control === false && (
+            <p class="failure" data-field="control">
+              Cannot be controlled: {machine.capabilities.reason}
+            </p>
+          )}
           {awaitingClear && !printing && (
             <p class="awaiting" data-field="awaiting-clear">
               Waiting for the bed to be cleared (since {clock(Date.parse(awaitingClear))}).
@@ -161,7 +166,9 @@ export function MachineCard({
               />
             )}
           </div>
-          {!printing && !machine.current_job && <PresetButtons machineId={id} />}
+          {!printing && !machine.current_job && machine.capabilities?.control !== false && (
+            <PresetButtons machineId={id} />
+          )}
           {error && (
             <p class="error" role="alert">
               {error}

@@ -17,7 +17,10 @@ export function applyEvent(event: FarmEvent): void {
     case 'machine.state': {
       if (!machine) return;
       const data = event.data as Partial<Machine>;
-      putMachine({ ...machine, ...pick(data, ['state', 'ready', 'progress', 'awaiting_clear_since']) });
+      putMachine({
+        ...machine,
+        ...pick(data, ['state', 'ready', 'progress', 'awaiting_clear_since', 'capabilities']),
+      });
       const state = data.state as { state: MachineStateName; message?: string | null } | undefined;
       if (state) recordState(machine.id, { at, state: state.state, message: state.message ?? null });
       return;

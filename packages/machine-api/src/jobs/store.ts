@@ -2,6 +2,7 @@
 
 import type { Kysely, Selectable } from 'kysely';
 import type { SliceEstimate } from '../slicer/slicer.js';
+import { changeStampReader } from './change-stamp.js';
 import type { JobDatabase, JobsTable } from './database.js';
 import type { JobFilament } from './filament.js';
 import {
@@ -71,6 +72,14 @@ function toJob(row: Selectable<JobsTable>): Job {
 
 export class JobStore {
   constructor(private readonly db: Kysely<JobDatabase>) {}
+
+  /**
+   * The database's change stamp (change-stamp.ts), read synchronously: what a cache of job rows is kept
+   * under. Undefined when it cannot be read now (then nothing may be answered from a cache).
+   */
+  changeStampNow(): string | undefined {
+    return changeStampReader(this.db)?.now();
+  }
 
   /** Records a new job as `queued` (with `queue`, as a job waiting in the farm queue). */
   async insert(job: NewJob): Promise<Job> {

@@ -49,7 +49,7 @@ export interface FarmQueue {
    */
   submit(upload: Upload, submission: QueueSubmission, owner?: string | null): Promise<Job>;
   /** Waiting jobs in dispatch order. */
-  list(): Promise<QueuedJobView[]>;
+  list(): Promise<readonly QueuedJobView[]>;
   /** The job's place in the queue (1 = next), or null when it does not wait. */
   positionOf(jobId: string): number | null;
   /**

@@ -41,6 +41,8 @@ export class QueueService implements FarmQueue {
   private dispatchAgain = false;
   private closed = false;
   private unsubscribe: (() => void)[] = [];
+  /** The last list() answer and the stamp and facts it was built from (see list()). */
+  private keptList: { key: string; views: readonly QueuedJobView[] } | null = null;
 
   constructor(private readonly options: QueueServiceOptions) {
     this.designDir = join(options.dataDir, 'queue');
@@ -121,14 +123,28 @@ export class QueueService implements FarmQueue {
     return job;
   }
 
-  async list(): Promise<QueuedJobView[]> {
-    const waiting = await this.options.store.waiting();
+  /**
+   * The waiting jobs in order, each with the machines it can go to. The list is a pure function of the
+   * waiting rows and the machines' routing facts, so it is kept under both (ARCHITECTURE.md, the cache
+   * invariant): the database's change stamp, read first, before the rows, and the facts as they are now.
+   * Any committed change or any change of a fact builds it anew; an unchanged pair answers the same
+   * (frozen) array, which the route may keep its serialised form for.
+   */
+  async list(): Promise<readonly QueuedJobView[]> {
+    const stamp = this.options.store.changeStampNow();
     const facts = this.facts();
-    return waiting.map((job, index) => ({
-      job,
-      position: index + 1,
-      machines: candidates(facts, job.constraints ?? {}, job.parameters.design ?? null),
-    }));
+    const key = stamp === undefined ? undefined : `${stamp}\n${JSON.stringify(facts)}`;
+    if (key !== undefined && this.keptList?.key === key) return this.keptList.views;
+    const waiting = await this.options.store.waiting();
+    const views = Object.freeze(
+      waiting.map((job, index) => ({
+        job,
+        position: index + 1,
+        machines: candidates(facts, job.constraints ?? {}, job.parameters.design ?? null),
+      })),
+    );
+    if (key !== undefined) this.keptList = { key, views };
+    return views;
   }
 
   positionOf(jobId: string): number | null {

@@ -16,6 +16,9 @@ const MultipartDesign = Type.Unsafe({ type: 'string', format: 'binary' });
 
 const paramsSchema = validationSchema(QueueParameters);
 
+/** `GET /queue` bodies by the list they were made from; a list no longer answered is dropped with it. */
+const serialisedQueues = new WeakMap<readonly unknown[], Buffer>();
+
 export const queueRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   const { queue, jobs } = context;
 
@@ -92,12 +95,23 @@ export const queueRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         },
       },
     },
-    async () => {
+    // The queue answers the same frozen list while nothing it is made of changed (QueueService.list), so
+    // its JSON bytes are kept with it; the typed reply knows only the unserialised shape.
+    async (_request, reply) => {
       const entries = await queue.list();
-      return entries.map((entry) => ({
-        job: jobResponse(entry.job, { progress: null, position: entry.position }),
-        machines: entry.machines,
-      }));
+      let body = serialisedQueues.get(entries);
+      if (!body) {
+        body = Buffer.from(
+          JSON.stringify(
+            entries.map((entry) => ({
+              job: jobResponse(entry.job, { progress: null, position: entry.position }),
+              machines: entry.machines,
+            })),
+          ),
+        );
+        serialisedQueues.set(entries, body);
+      }
+      return reply.type('application/json; charset=utf-8').send(body as never);
     },
   );
 };

@@ -112,6 +112,12 @@ describe('deleting the owner of hooks', () => {
       (await forge.request('POST', `/orgs/${org.name}/repos`, { token, body: { name: repo } })).status,
     ).toBe(201);
 
+    const anonymous = await forge.request('DELETE', `/orgs/${org.name}`);
+    expect(anonymous.status).toBe(401);
+    const readOnly = await forge.createToken(owner, ['read:organization']);
+    const notWritable = await forge.request('DELETE', `/orgs/${org.name}`, { token: readOnly });
+    expect(notWritable.status).toBe(403);
+    expect(notWritable.body.message).toMatch(/^token does not have at least one of required scope\(s\)/);
     const notOwner = await forge.request('DELETE', `/orgs/${org.name}`, { token: strangerToken });
     expect(notOwner.status).toBe(403);
     expect(notOwner.body).toMatchObject({ message: 'Must be an organization owner' });

@@ -1,7 +1,8 @@
 /**
  * Repository listings read with a repository-scoped token: each shows only the token's repositories, and
  * its count headers (X-Total-Count, Link) count only those, on every page, so a scoped token learns
- * nothing of how many other repositories (private ones among them) its owner has.
+ * nothing of how many other repositories (private ones among them) its owner has. The same for the
+ * owner's activity feed and heatmap, and for a public-only token there.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestForge, type TestForge, type TestUser, uniqueName } from './harness.js';
@@ -124,6 +125,27 @@ describe('repository listings with a repository-scoped token', () => {
       expect(sum((await forge.request('GET', heatmap, { token: scoped })).body)).toBe(expected.length);
       expect(sum((await forge.request('GET', heatmap, { token: full })).body)).toBe(everything.length);
     }
+  });
+
+  it("a public-only token reads its own user's feed and heatmap as an anonymous reader would", async () => {
+    const full = await forge.createToken(owner, ['read:user']);
+    const publicOnly = await forge.createToken(owner, ['read:user', 'public-only']);
+    const feed = `/users/${owner.username}/activities/feeds?only-performed-by=true&limit=50`;
+    const anonymous = await forge.request('GET', feed);
+    const limited = await forge.request('GET', feed, { token: publicOnly });
+    const everything = await forge.request('GET', feed, { token: full });
+    // The same rows (each shown to its reader: the owner's permissions on the repositories differ).
+    const ids = (rows: Array<{ id: number }>) => rows.map((row) => row.id);
+    expect(ids(limited.body)).toEqual(ids(anonymous.body));
+    expect(limited.headers.get('x-total-count')).toBe(anonymous.headers.get('x-total-count'));
+    // The owner's private repositories were created too: the full token sees more.
+    expect(everything.body.length).toBeGreaterThan(anonymous.body.length);
+    const heatmap = `/users/${owner.username}/heatmap`;
+    const sum = (buckets: Array<{ contributions: number }>) =>
+      buckets.reduce((total, bucket) => total + bucket.contributions, 0);
+    const anonymousCount = sum((await forge.request('GET', heatmap)).body);
+    expect(sum((await forge.request('GET', heatmap, { token: publicOnly })).body)).toBe(anonymousCount);
+    expect(sum((await forge.request('GET', heatmap, { token: full })).body)).toBeGreaterThan(anonymousCount);
   });
 
   it('the same listings with an unscoped token of the same owner count every repository', async () => {

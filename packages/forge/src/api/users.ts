@@ -101,7 +101,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
     { schema: { params: UsernameParams, response: { 200: HeatmapSchema } } },
     async (request, reply) => {
       const target = await visibleContextUser(request, request.params.username);
-      const body = await userHeatmapJson(ctx, target, request.auth.user, request.auth.repositories);
+      const body = await userHeatmapJson(ctx, target, request.auth);
       // The service answers HeatmapSchema's JSON text itself (its cache keeps the bytes); Fastify sends a
       // Buffer as it is, so the schema only documents the answer here.
       return reply.type('application/json; charset=utf-8').send(body as unknown as Heatmap);
@@ -123,10 +123,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
       const target = await visibleContextUser(request, request.params.username);
       const query = request.query as Record<string, string | undefined>;
       const page = pageOf(request, config);
-      const { rows, total, actorOf, repos } = await userFeed(ctx, target, viewer, {
+      const { rows, total, actorOf, repos } = await userFeed(ctx, target, request.auth, {
         onlyPerformedBy: formBool(query['only-performed-by']),
         date: query.date,
-        repositories: request.auth.repositories,
         page,
       });
       setListHeaders(reply, request, config, total, page);

@@ -33,9 +33,24 @@ function viewerFilter(target: UserRow, viewer: UserRow | null): ActionViewer | n
 
 const EMPTY_HEATMAP = Buffer.from('[]');
 
+/** What limits the reader's credential: its repositories, and whether it reaches public things only. */
+export interface ActivityReader {
+  user: UserRow | null;
+  publicOnly: boolean;
+  repositories: TokenRepositories;
+}
+
 /** A repository-scoped token sees (and counts) only its repositories' activity, as in its listings. */
 function onlyRepoIdsOf(repositories: TokenRepositories): number[] | undefined {
   return repositories === null ? undefined : [...repositories].sort((a, b) => a - b);
+}
+
+/**
+ * Whose view of the activity the reader gets: a public-only token reads it as an anonymous reader
+ * would (public actors in public repositories), whoever holds it.
+ */
+function viewerOf(reader: ActivityReader): UserRow | null {
+  return reader.publicOnly ? null : reader.user;
 }
 
 /**
@@ -44,22 +59,22 @@ function onlyRepoIdsOf(repositories: TokenRepositories): number[] | undefined {
  * Answers the JSON text (`HeatmapSchema`). The buckets wholly inside the window come from the heatmap
  * cache while the activity generations and the window's first whole bucket are those it was built
  * under (see cache/heatmap-cache.ts); the bucket the window starts inside is counted on every request.
- * A repository-scoped token (`repositories`) counts only its repositories' rows.
+ * A repository-scoped token counts only its repositories' rows, a public-only one only public activity.
  */
 export async function userHeatmapJson(
   ctx: ServiceContext,
   target: UserRow,
-  viewer: UserRow | null,
-  repositories: TokenRepositories,
+  reader: ActivityReader,
   now = nowUnix(),
 ): Promise<Buffer> {
+  const viewer = viewerOf(reader);
   if (target.keep_activity_private && !selfOrAdmin(target, viewer)) return EMPTY_HEATMAP;
   const filter = {
     userId: target.id,
     performedByUser: target.type !== UserType.Organization,
     since: now - YEAR_SECONDS,
     viewer: viewerFilter(target, viewer),
-    onlyRepoIds: onlyRepoIdsOf(repositories),
+    onlyRepoIds: onlyRepoIdsOf(reader.repositories),
   };
   const window = heatmapWindow(filter.since);
   const cache = heatmapCache(ctx.db, ctx.config);
@@ -95,16 +110,16 @@ export function dayRange(date: string | undefined): [number, number] | undefined
 /**
  * Gitea's `ListUserActivityFeeds`: the user's received feed, newest first. Private activity is included
  * only for the user themself and site admins; `onlyPerformedBy` keeps the user's own acts. A
- * repository-scoped token (`repositories`) sees and counts only its repositories' rows.
+ * repository-scoped token sees and counts only its repositories' rows, a public-only one only public
+ * activity (as an anonymous reader).
  */
 export async function userFeed(
   ctx: ServiceContext,
   target: UserRow,
-  viewer: UserRow | null,
+  reader: ActivityReader,
   options: {
     onlyPerformedBy: boolean;
     date?: string;
-    repositories: TokenRepositories;
     page: { offset: number; limit: number };
   },
 ): Promise<{
@@ -115,6 +130,9 @@ export async function userFeed(
   /** The repositories the rows refer to, as the viewer sees them. */
   repos: Map<number, RepositoryView>;
 }> {
+  // Which rows: as the credential lets its holder see them; the rows' users and repositories are then
+  // shown as to the holder.
+  const viewer = viewerOf(reader);
   const privileged = selfOrAdmin(target, viewer);
   const { rows, total } = await listFeed(ctx.db, {
     userId: target.id,
@@ -122,7 +140,7 @@ export async function userFeed(
     includePrivate: privileged,
     viewer: privileged ? null : viewerFilter(target, viewer),
     between: dayRange(options.date),
-    onlyRepoIds: onlyRepoIdsOf(options.repositories),
+    onlyRepoIds: onlyRepoIdsOf(reader.repositories),
     offset: options.page.offset,
     limit: options.page.limit,
   });
@@ -131,12 +149,12 @@ export async function userFeed(
   const actorOf = await usersForRows(
     ctx,
     rows.map((row) => row.act_user_id),
-    [target, viewer],
+    [target, reader.user],
   );
   const repos = await repositoryViewsById(
     ctx,
     rows.map((row) => row.repo_id),
-    viewer,
+    reader.user,
   );
   return { rows, total, actorOf, repos };
 }

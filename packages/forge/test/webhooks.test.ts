@@ -171,8 +171,15 @@ describe('webhooks', () => {
       body: 'notes',
       draft: false,
     });
-    // The history lists them newest first, all delivered.
-    const history = await forge.request('GET', `${repo.path}/hooks/${hook.id}/deliveries`, { token });
+    // The history lists them newest first, all delivered. The receiver may hold the last body before the
+    // worker has recorded its answer: wait for that (bounded), then check the whole list.
+    const deliveriesPath = `${repo.path}/hooks/${hook.id}/deliveries`;
+    let history = await forge.request('GET', deliveriesPath, { token });
+    for (let tries = 0; tries < 200; tries++) {
+      if (history.body.every((d: { state: string }) => d.state === 'delivered')) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      history = await forge.request('GET', deliveriesPath, { token });
+    }
     expect(history.status).toBe(200);
     expect(history.headers.get('x-total-count')).toBe('4');
     expect(history.body.map((d: { state: string; action: string }) => [d.state, d.action])).toEqual([

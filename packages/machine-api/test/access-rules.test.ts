@@ -49,6 +49,29 @@ describe('scopes', () => {
     expect(ruleFor('GET', '/octoprint/:target/api/printer', rules)).toEqual({ kind: 'scope', scope: 'read' });
   });
 
+  it('OctoPrint apps: the app-key flow and the push channel are open, control needs control, webcams take a camera token', () => {
+    for (const [method, path] of [
+      ['GET', 'plugin/appkeys/probe'],
+      ['POST', 'plugin/appkeys/request'],
+      ['GET', 'plugin/appkeys/request/:token'],
+      ['GET', 'sockjs/websocket'],
+    ]) {
+      expect(ruleFor(method as string, `/octoprint/:target/${path}`, rules), path).toEqual({ kind: 'open' });
+    }
+    for (const path of ['api/job', 'api/printer/tool', 'api/printer/bed', 'api/connection']) {
+      expect(ruleFor('POST', `/octoprint/:target/${path}`, rules), path).toEqual({
+        kind: 'scope',
+        scope: 'control',
+      });
+    }
+    expect(ruleFor('GET', '/octoprint/:target/webcam/', rules)).toEqual({ kind: 'camera' });
+    expect(ruleFor('POST', '/octoprint/:target/api/system/commands/:source/:action', rules)).toEqual({
+      kind: 'key',
+    });
+    expect(ruleFor('GET', '/keys/requests', rules)).toEqual({ kind: 'scope', scope: 'admin' });
+    expect(ruleFor('POST', '/keys/requests/:id/approve', rules)).toEqual({ kind: 'scope', scope: 'admin' });
+  });
+
   it('a write nobody classified needs admin (fail closed); unmatched requests have no rule', () => {
     expect(ruleFor('POST', '/something/new', rules)).toEqual({ kind: 'scope', scope: 'admin' });
     expect(ruleFor('POST', undefined, rules)).toBeUndefined();

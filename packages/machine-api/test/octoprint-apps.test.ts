@@ -291,6 +291,9 @@ describe('Home Assistant and the phone apps (OctoPrint bases)', () => {
         offset: 0,
       });
     }
+    // The key also works as `Authorization: Bearer`, as OctoPrint accepts it.
+    const bearer = await fetch(`${base}api/printer`, { headers: { authorization: `Bearer ${key}` } });
+    expect(bearer.status).toBe(200);
     const idleJob = (await (await haRequest(`${base}api/job`, { key })).json()) as Json;
     expect(idleJob).toEqual({
       job: {

@@ -8,6 +8,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openJobDatabase } from '../src/jobs/database.js';
+import { JobStore } from '../src/jobs/store.js';
 import { ContractClient } from './contract.js';
 import { asciiStl, cube } from './design-fixtures.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
@@ -342,7 +344,7 @@ describe('a failed machine', () => {
 });
 
 describe('the queue survives a restart', () => {
-  it('keeps waiting jobs and their designs, and dispatches them afterwards', async () => {
+  it('keeps waiting jobs (a claimed one not yet started too) and their designs, and dispatches them afterwards', async () => {
     const config = '[machines.solo]\ntype = "Noop"\nprint_seconds = 0.2\n';
     const first = await startMachineApi(config);
     let second: MachineApiUnderTest | undefined;
@@ -366,6 +368,13 @@ describe('the queue survives a restart', () => {
         ids.push(((await res.json()) as JobBody).id);
       }
       await first.service.close();
+      // As if the run had stopped between claiming the first job for solo and handing it over: a claimed,
+      // never-started job goes back to its place in the queue (it is neither lost nor failed).
+      const database = await openJobDatabase({ dataDir: first.dataDir, url: first.databaseUrl });
+      expect(await new JobStore(database.db).claim(ids[0] as string, 'solo')).toMatchObject({
+        machineId: 'solo',
+      });
+      await database.close();
 
       second = await startMachineApi(config, { dir: first.dir });
       const client = await ContractClient.create(second.baseUrl);

@@ -85,7 +85,10 @@ export class JobRunner {
    */
   async start(): Promise<void> {
     const { store, observer, logger, machines } = this.options;
-    const interrupted = await store.failUnfinished(machines.machines.map((entry) => entry.id));
+    const own = machines.machines.map((entry) => entry.id);
+    for (const job of await store.returnClaimed(own))
+      logger.warn({ job: job.id }, 'queued job claimed before a restart goes back to the queue');
+    const interrupted = await store.failUnfinished(own);
     for (const { job, was } of interrupted) {
       logger.warn({ job: job.id, machine: job.machineId }, 'job interrupted by a restart');
       if (job.machineId && (was === 'uploading' || was === 'printing')) {

@@ -331,6 +331,24 @@ export class JobStore {
   }
 
   /**
+   * Puts back in the queue the jobs the queue had claimed for these machines but not yet handed to them
+   * (still `queued`, with a machine): the service stopped between the claim and the launch, so nothing
+   * reached the printer, and the job waits at its place again. Returns them.
+   */
+  async returnClaimed(machineIds: readonly string[]): Promise<Job[]> {
+    if (machineIds.length === 0) return [];
+    const rows = await this.db
+      .updateTable('jobs')
+      .set({ machine_id: null, dispatched_at: null, updated_at: new Date().toISOString() })
+      .where('status', '=', 'queued')
+      .where('queued_at', 'is not', null)
+      .where('machine_id', 'in', [...machineIds])
+      .returningAll()
+      .execute();
+    return rows.map(toJob);
+  }
+
+  /**
    * Marks every job that was in flight as failed (the service stopped while it ran); jobs still waiting in
    * the queue stay queued. Returns the failed jobs with the status they had.
    */

@@ -9,6 +9,7 @@ import { DEFAULT_DESIGN_LIMITS } from '../src/design/limits.js';
 import { DesignWorkers } from '../src/design/workers.js';
 import { BadRequest, InvalidDesign, SlicingFailed } from '../src/errors.js';
 import type { Volume } from '../src/machines/machine.js';
+import { NO_FIGURES } from '../src/slicer/filament-comments.js';
 import { type PrepareRequest, preparePrint } from '../src/slicer/pipeline.js';
 import { buildVolumeFromProfile } from '../src/slicer/profile.js';
 import {
@@ -204,7 +205,7 @@ describe('preparePrint with the real PrusaSlicer', () => {
   it('passes G-code through without slicing, even on a machine without a slicer', async () => {
     const path = await upload('part.gcode', 'G28\nG1 X10 Y10 Z0.2 F3000\nM104 S0\n');
     const prepared = await preparePrint(request(path, { slicer: null }));
-    expect(prepared).toEqual({ filePath: path, designKind: 'gcode', estimate: null });
+    expect(prepared).toEqual({ filePath: path, designKind: 'gcode', estimate: null, filament: NO_FIGURES });
   });
 
   it('refuses a mesh for a machine that prints G-code only', async () => {

@@ -16,6 +16,7 @@ import {
   type CommonMachineConfig,
   commonConfig,
 } from './config/machine-keys.js';
+import { type MqttSettings, parseMqtt } from './config/mqtt-keys.js';
 import { parsePresets, type TemperaturePreset } from './config/presets.js';
 import {
   CameraKeys,
@@ -51,6 +52,8 @@ export interface ServiceConfig {
   notify: TargetSettings[];
   /** The `[presets.<name>]` temperature presets, sorted by name. */
   presets: TemperaturePreset[];
+  /** The `[mqtt]` broker, or null for no MQTT. */
+  mqtt: MqttSettings | null;
 }
 
 const MACHINE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -130,6 +133,7 @@ export function parseConfig(
     machines,
     notify: notifyTargets(document.notify, file),
     presets: parsePresets(document.presets, file),
+    mqtt: parseMqtt(document.mqtt, file, dirname(file)),
   };
 }
 

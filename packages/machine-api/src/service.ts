@@ -170,6 +170,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const maxUploadBytes = Math.floor(config.server.max_upload_mib * 1024 * 1024);
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let advertisement: Advertisement | undefined;
+  let mqttBridge: import('./mqtt/bridge.js').MqttBridge | undefined;
   // Machines connect in the background once the service listens (see below); shutdown waits for that.
   let machinesStarted: Promise<void> | undefined;
   let membership: FarmMembership | undefined;
@@ -179,6 +180,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const shutdown = () => {
     closing ??= (async () => {
       await advertisement?.close();
+      await mqttBridge?.close();
       const server = app?.server;
       const appClosed = app?.close();
       // Jobs still being prepared are stopped now (slicers killed), so their requests answer at once.
@@ -255,6 +257,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       notifications: notifications.service,
     });
     await queue.start();
+    if (config.mqtt) {
+      // Loaded only when configured; connects in the background and never holds up start-up.
+      const { MqttBridge } = await import('./mqtt/bridge.js');
+      mqttBridge = new MqttBridge({
+        settings: config.mqtt,
+        machines,
+        observer,
+        onJobChange: (listener) => jobs.onJobChange(listener),
+        // The same controls as POST /machines/{id}/pause|resume|stop|clear.
+        control: async (machineId, action) => {
+          if (action === 'clear') await jobs.clear(machineId);
+          else await machines.require(machineId).machine[action]();
+          await observer.refresh(machineId);
+        },
+        version: API_VERSION,
+        logger: logger.child({ component: 'mqtt' }),
+      });
+    }
     const url = await app.listen({ host: options.host, port: options.port });
     await membership.announce(config.server.public_url ?? url);
     // Listen first, then connect: a printer that hangs or is switched off must not keep the API (or the
@@ -262,6 +282,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // answer becomes `offline` within its own timeout; a start failure is logged and leaves it listed.
     machinesStarted = machines.start();
     observer.start();
+    await mqttBridge?.start();
     cameras.start();
     if (config.server.mdns ?? options.mdnsDefault ?? true) {
       // The mDNS responder's modules are loaded only when it is on.

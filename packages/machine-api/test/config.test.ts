@@ -74,6 +74,30 @@ type = "Noop"
     expect(parse('').presets).toEqual([]);
   });
 
+  it('reads the [mqtt] table with its defaults and names a bad key', () => {
+    expect(parse('').mqtt).toBeNull();
+    expect(parse('[mqtt]\nurl = "mqtt://broker:1883"\nusername = "u"\npassword = "p"\n').mqtt).toEqual({
+      url: 'mqtt://broker:1883',
+      username: 'u',
+      password: 'p',
+      caFile: null,
+      topicPrefix: 'machine-api',
+      discoveryPrefix: 'homeassistant',
+      discovery: true,
+      commands: false,
+    });
+    expect(errorOf('[mqtt]\nurl = "http://broker"\n')).toBe(
+      `${FILE}: [mqtt]: key "url": expected a string matching ^mqtts?://[^\\s/]+(:\\d+)?/?$, got "http://broker"`,
+    );
+    expect(errorOf('[mqtt]\nurl = "mqtt://b"\ntopic_prefix = "a/#"\n')).toMatch(/key "topic_prefix"/);
+    expect(errorOf('[mqtt]\nurl = "mqtt://b"\ncommands = "yes"\n')).toBe(
+      `${FILE}: [mqtt]: key "commands": expected true or false, got "yes"`,
+    );
+    expect(errorOf('[mqtt]\nurl = "mqtt://b"\npassword = "p"\n')).toBe(
+      `${FILE}: [mqtt]: key "password": needs a "username"`,
+    );
+  });
+
   it('reads temperature presets and per-machine limits, naming the table and key of a bad one', () => {
     const config = parse(
       '[presets.pla]\ntool = 215\nbed = 60\n[presets.abs]\nbed = 100\n[machines.x]\ntype = "Noop"\nmax_tool_temp = 260\nmax_bed_temp = 90\n',

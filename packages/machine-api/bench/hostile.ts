@@ -3,7 +3,8 @@
  * 1 GiB of whitespace, a 3MF with a 1.25 GiB attachment, a 3MF of 4 M triangles, a one-line ASCII STL of
  * 200 MB), the harness measures `GET /ping` and `GET /machines`. Design work runs in worker threads, so
  * the latency of those requests should stay that of an idle service (target p99 < 50 ms) and the service's
- * RSS below 400 MB. The notes give the peak RSS and how the hostile uploads were answered.
+ * RSS below 400 MB. The notes give the peak RSS and how the hostile uploads were answered. A third
+ * scenario measures `GET /ping` while one client keeps uploading a 512 MB one-line ASCII STL (refused 400).
  */
 
 import { mkdtempSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -114,13 +115,29 @@ function sampleRss(pid: number) {
   };
 }
 
-function hostileScenario(name: string, path: string): Scenario {
+/** 512 MB of ASCII STL on one line: refused with 400 (a line longer than `max_line_bytes`) as it streams in. */
+async function oneLineStl(dir: string): Promise<{ name: string; path: string }[]> {
+  const path = join(dir, 'one-line-512mb.stl');
+  const handle = await open(path, 'w');
+  await handle.write('solid x ');
+  const block = Buffer.alloc(1_000_000, 'a');
+  for (let i = 0; i < 511; i++) await handle.write(block);
+  await handle.write(block.subarray(0, block.length - 8));
+  await handle.close();
+  return [{ name: 'one-line-512mb.stl', path }];
+}
+
+function hostileScenario(
+  name: string,
+  path: string,
+  make: (dir: string) => Promise<{ name: string; path: string }[]> = hostileDesigns,
+): Scenario {
   return {
     name,
     connections: 4,
     async prepare(): Promise<PreparedScenario> {
       const dir = mkdtempSync(join(tmpdir(), 'machine-api-bench-hostile-'));
-      const designs = await hostileDesigns(dir);
+      const designs = await make(dir);
       const machines = Array.from(
         { length: 20 },
         (_, i) => `[machines.sim-${String(i).padStart(2, '0')}]\ntype = "Noop"\nprint_seconds = 0\n`,
@@ -176,4 +193,6 @@ function hostileScenario(name: string, path: string): Scenario {
 export const hostileScenarios: Scenario[] = [
   hostileScenario('machine-api GET /ping while 4 hostile designs are processed', '/ping'),
   hostileScenario('machine-api GET /machines (20 Noop) while 4 hostile designs are processed', '/machines'),
+  // The issue's case: /ping stalled 1.7–2.4 s while this was handled; target p99 < 100 ms.
+  hostileScenario('machine-api GET /ping while a 512 MB one-line ASCII STL is refused', '/ping', oneLineStl),
 ];

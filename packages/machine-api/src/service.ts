@@ -137,6 +137,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const photos = new JobPhotos(cameras, join(dataDir, 'photos'), {
     enabled: config.cameras.job_photos,
     retentionDays: config.cameras.photo_retention_days,
+    cameraTimeoutMs: config.cameras.timeout_ms,
     logger,
   });
   const stopPhotos = jobs.onJobChange(photos.onJobChange);
@@ -228,7 +229,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       dialect: database.dialect,
       logger,
     });
-    await jobs.start();
+    const interruptedPrints = await jobs.start();
     await files.start();
     await photos.start();
     await notifications.start();
@@ -284,6 +285,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     observer.start();
     await mqttBridge?.start();
     cameras.start();
+    // Prints a killed run left on their machines get their photo once the machines are back.
+    void machinesStarted.then(() => photos.photographInterrupted(interruptedPrints));
     if (config.server.mdns ?? options.mdnsDefault ?? true) {
       // The mDNS responder's modules are loaded only when it is on.
       const { advertise } = await import('./server/mdns.js');

@@ -27,11 +27,18 @@ export class JobPhotos {
   private readonly printing = new Set<string>();
   private readonly pending = new Set<Promise<void>>();
   private pruneTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(
     private readonly cameras: CameraService,
     readonly dir: string,
-    private readonly options: { enabled: boolean; retentionDays: number; logger: Logger },
+    private readonly options: {
+      enabled: boolean;
+      retentionDays: number;
+      /** How long a camera may take to become known and to answer (`[cameras] timeout_ms`). */
+      cameraTimeoutMs: number;
+      logger: Logger;
+    },
   ) {}
 
   async start(): Promise<void> {
@@ -45,11 +52,35 @@ export class JobPhotos {
   readonly onJobChange = (job: Job): void => {
     if (!this.options.enabled || job.machineId === null) return;
     if (job.status === 'printing') this.printing.add(job.id);
-    else if (isFinal(job.status) && this.printing.delete(job.id)) {
-      const capture = this.capture(job.id, job.machineId).finally(() => this.pending.delete(capture));
-      this.pending.add(capture);
-    }
+    else if (isFinal(job.status) && this.printing.delete(job.id))
+      this.track(this.capture(job.id, job.machineId));
   };
+
+  /**
+   * Photographs the prints that a killed run left on their machines, which this run failed at start
+   * (jobs/runner.ts `start()`): once each machine's camera is known (a Klipper printer's webcam registry is
+   * read after it connects), within the camera timeout. A run that stops normally takes them as it stops.
+   */
+  photographInterrupted(jobs: readonly Job[]): Promise<void> {
+    if (!this.options.enabled) return Promise.resolve();
+    const all = jobs.map((job) => this.track(this.afterCameraKnown(job.id, job.machineId!)));
+    return Promise.all(all).then(() => undefined);
+  }
+
+  private async afterCameraKnown(jobId: string, machineId: string): Promise<void> {
+    // The camera service announces no change of what it knows; a short bounded wait asks again instead.
+    const deadline = Date.now() + this.options.cameraTimeoutMs;
+    while (this.cameras.status(machineId) === null && Date.now() < deadline && !this.stopped) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (!this.stopped) await this.capture(jobId, machineId);
+  }
+
+  private track(capture: Promise<void>): Promise<void> {
+    const tracked = capture.finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+    return tracked;
+  }
 
   /** The photo of a finished job, or null when none was taken (no camera, or it failed). */
   async photoFor(jobId: string): Promise<JobPhoto | null> {
@@ -65,6 +96,7 @@ export class JobPhotos {
 
   /** Waits for photos being taken (shutdown). */
   async drain(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.pruneTimer);
     await Promise.allSettled([...this.pending]);
   }

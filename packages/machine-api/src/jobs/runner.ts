@@ -81,9 +81,10 @@ export class JobRunner {
 
   /**
    * Fails the jobs a previous run left in flight (their machines' beds then await a clear), restores the
-   * beds awaiting a clear, and clears leftover files.
+   * beds awaiting a clear, and clears leftover files. Returns the failed jobs that had reached their
+   * machine (a run that was killed left them printing): their machines hold what they printed.
    */
-  async start(): Promise<void> {
+  async start(): Promise<Job[]> {
     const { store, observer, logger, machines } = this.options;
     const own = machines.machines.map((entry) => entry.id);
     for (const job of await store.returnClaimed(own))
@@ -109,6 +110,7 @@ export class JobRunner {
       this.lifecycle.watchSilence(change);
       this.lifecycle.watchProgress(change);
     });
+    return interrupted.flatMap(({ job }) => (job.machineId && job.printingAt ? [job] : []));
   }
 
   /** Calls `listener` with every job the runner created or changed; returns the unsubscribe function. */

@@ -1,0 +1,134 @@
+/**
+ * The photo of a print that was on its printer when machine-api stopped: a Klipper printer keeps printing
+ * from its virtual SD card while the service is down. Stopped normally, the service fails the job and
+ * photographs it as it stops; killed (`kill -9`), the next run fails the job at start and photographs it once
+ * the printer and its webcam registry are back.
+ */
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { decodeJpeg } from './camera-frames.js';
+import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
+import { HttpCamera } from './sim/http-camera.js';
+import { MoonrakerSim } from './sim/moonraker.js';
+import { testDatabaseUrl } from './test-database.js';
+
+const cli = new URL('../src/cli.ts', import.meta.url).pathname;
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+interface JobAnswer {
+  status: string;
+  message: string | null;
+}
+
+/** A Klipper printer with a webcam in Moonraker's registry, and the service's configuration for it. */
+async function printerWithWebcam(): Promise<{ toml: string; camera: HttpCamera }> {
+  const printer = await MoonrakerSim.start();
+  cleanup.push(() => printer.close());
+  const camera = await HttpCamera.start();
+  cleanup.push(() => camera.close());
+  printer.setWebcams([{ name: 'bed', service: 'mjpegstreamer', snapshot_url: '/snapshot.jpg' }]);
+  const toml = `
+[machines.voron]
+type = "Moonraker"
+endpoint = "${printer.endpoint}"
+variant = "Generic"
+poll_interval_seconds = 0.2
+camera_base_url = "${camera.url}"
+`;
+  return { toml, camera };
+}
+
+async function startPrint(baseUrl: string): Promise<string> {
+  const response = await postPrint(baseUrl, { machineId: 'voron', jobName: 'benchy', file: 'G28\nG1 X10\n' });
+  expect(response.status).toBe(200);
+  const { job_id: id } = (await response.json()) as { job_id: string };
+  await waitFor(async () => (await getJson<JobAnswer>(baseUrl, `/jobs/${id}`)).status === 'printing', {
+    what: 'the job to be printing',
+  });
+  return id;
+}
+
+async function photoOf(api: MachineApiUnderTest, id: string): Promise<Buffer> {
+  return waitFor(
+    async () => {
+      const response = await fetch(`${api.baseUrl}/jobs/${id}/photo`);
+      return response.status === 200 ? Buffer.from(await response.arrayBuffer()) : undefined;
+    },
+    { what: `the photo of job ${id}` },
+  );
+}
+
+/** `machine-api serve` as an operator runs it, on `dir`'s configuration and data dir (to be killed). */
+async function serveInChild(dir: string): Promise<{ child: ChildProcess; url: string }> {
+  const databaseUrl = await testDatabaseUrl(dir);
+  // biome-ignore format: each option beside its value
+  const args = [
+    '--import', 'tsx', cli, 'serve', '--json',
+    '--config', join(dir, 'machine-api.toml'), '--bind', '127.0.0.1:0', '--data-dir', join(dir, 'data'),
+    ...(databaseUrl ? ['--database-url', databaseUrl] : []),
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  cleanup.push(() => void child.kill('SIGKILL'));
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const url = await waitFor(() => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], {
+    timeoutMs: 60_000,
+    what: `the service to listen (output: ${output})`,
+  });
+  return { child, url };
+}
+
+describe('job photos across a restart', () => {
+  it('photographs a print the service left on its printer when it was stopped', async () => {
+    const { toml, camera } = await printerWithWebcam();
+    const api = await startMachineApi(toml);
+    cleanup.push(() => api.close());
+    const id = await startPrint(api.baseUrl);
+    await api.service.close();
+
+    const again = await startMachineApi(toml, { dir: api.dir });
+    cleanup.push(() => again.close());
+    expect(await getJson<JobAnswer>(again.baseUrl, `/jobs/${id}`)).toMatchObject({
+      status: 'failed',
+      message: 'machine-api stopped while the print was running; its outcome was not observed',
+    });
+    const photo = await photoOf(again, id);
+    expect(decodeJpeg(photo)).toEqual({ width: 64, height: 48 });
+    expect(camera.snapshots).toBeGreaterThanOrEqual(1);
+  });
+
+  it('photographs a print a killed run left on its printer, once the printer is back', async () => {
+    const { toml, camera } = await printerWithWebcam();
+    const dir = await mkdtemp(join(tmpdir(), 'machine-api-photo-crash-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(join(dir, 'machine-api.toml'), toml);
+    const first = await serveInChild(dir);
+    const id = await startPrint(first.url);
+    const snapshotsBefore = camera.snapshots;
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    expect(camera.snapshots).toBe(snapshotsBefore); // the killed run took no photo
+
+    const again = await startMachineApi(toml, { dir });
+    cleanup.push(() => again.close());
+    expect(await getJson<JobAnswer>(again.baseUrl, `/jobs/${id}`)).toMatchObject({
+      status: 'failed',
+      message: 'machine-api stopped while the job was printing; what the machine did afterwards is unknown',
+    });
+    const photo = await photoOf(again, id);
+    expect(decodeJpeg(photo)).toEqual({ width: 64, height: 48 });
+    expect(camera.snapshots).toBe(snapshotsBefore + 1);
+  });
+});

@@ -38,7 +38,7 @@ describe('scopes', () => {
       kind: 'scope',
       scope: 'print',
     });
-    expect(ruleFor('POST', '/machines/:id/clear', rules)).toEqual({ kind: 'scope', scope: 'control' });
+    expect(ruleFor('POST', '/machines/:id/clear', rules)).toEqual({ kind: 'scope', scope: 'clear' });
     expect(ruleFor('POST', '/jobs/:id/requeue', rules)).toEqual({ kind: 'own-job' });
     expect(ruleFor('PATCH', '/jobs/:id', rules)).toEqual({ kind: 'own-job' });
   });

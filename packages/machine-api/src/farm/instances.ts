@@ -35,6 +35,15 @@ export interface FarmInstance {
   alive: boolean;
 }
 
+/** A machine id of the farm with the instance that drives it, and whether that instance is alive. */
+export interface MachineOwner {
+  machineId: string;
+  instance: string;
+  /** Where the owner answers (for forwarding actions). */
+  url: string;
+  alive: boolean;
+}
+
 /** Another live instance owns one of this instance's machine ids. */
 export class MachineOwnedElsewhere extends Error {}
 
@@ -149,6 +158,31 @@ export class FarmMembership {
       heartbeatMs: row.heartbeat_ms,
       alive: row.heartbeat_ms > Number(row.now) - this.options.heartbeatTimeoutMs,
     }));
+  }
+
+  /**
+   * Every machine id of the farm with its owner: an owner whose heartbeat is older than the timeout (or
+   * that left) is dead, so the others know within the timeout that its machines are gone.
+   */
+  async owners(): Promise<MachineOwner[]> {
+    const rows = await this.db
+      .selectFrom('machine_owners')
+      .innerJoin('instances', 'instances.name', 'machine_owners.instance')
+      .select(['machine_owners.machine_id', 'instances.name', 'instances.url', 'instances.heartbeat_ms'])
+      .select(databaseNowMs(this.options.dialect).as('now'))
+      .orderBy('machine_owners.machine_id')
+      .execute();
+    return rows.map((row) => ({
+      machineId: row.machine_id,
+      instance: row.name,
+      url: row.url,
+      alive: row.heartbeat_ms > Number(row.now) - this.options.heartbeatTimeoutMs,
+    }));
+  }
+
+  /** Stops the heartbeat without saying so, as a killed process would (tests of a dead instance). */
+  stopHeartbeatForTest(): void {
+    clearInterval(this.timer);
   }
 
   /** Stops the heartbeat and says so in the database, so the others list this instance's machines offline at once. */

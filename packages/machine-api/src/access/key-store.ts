@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import { changeStampReader } from '../jobs/change-stamp.js';
 import type { JobDatabase } from '../jobs/database.js';
+import { KeyStamp } from './key-stamp.js';
 
 export interface KeyRow {
   name: string;
@@ -40,9 +41,15 @@ export class KeyStore {
     return changeStampReader(this.db)?.now();
   }
 
-  /** The same stamp when it cannot be read synchronously: a statement sent after this call. */
+  /**
+   * The stamp when it cannot be read synchronously: a statement sent after this call. A database without
+   * a registered stamp (PostgreSQL) answers the keys' own generation, which triggers move in every
+   * transaction that writes a key, on any instance (key-stamp.ts).
+   */
   async readChangeStamp(): Promise<string | undefined> {
-    return changeStampReader(this.db)?.read();
+    const reader = changeStampReader(this.db);
+    if (reader) return reader.read();
+    return `api_keys:${await new KeyStamp(this.db).read()}`;
   }
 
   /** The key's row as committed now (the key cache, key-cache.ts, keeps the result under the stamp). */

@@ -55,7 +55,11 @@ export interface AppOptions {
   signatureVerifier?: SignatureVerifier;
 }
 
-/** Builds the HTTP application; the caller decides where it listens. */
+/**
+ * Builds the HTTP application; the caller decides where it listens.
+ *
+ * Long by design: the composition root — plugins, hooks and route groups in the order a request meets them.
+ */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { ctx } = options;
   const logger = redactingLogger(options.logger);

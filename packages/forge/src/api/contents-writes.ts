@@ -79,7 +79,11 @@ async function change(request: FastifyRequest, repo: RepoContext, input: ChangeF
   return result;
 }
 
-/** Writing files: one commit per request (Gitea's repo/file.go writes). */
+/**
+ * Writing files: one commit per request (Gitea's repo/file.go writes).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler; the rules live in services/.
+ */
 export const contentsWriteRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   useRepoAssignment(app, ctx);
 

@@ -57,7 +57,11 @@ function idOf(text: string): number {
 const HookId = PathInt64('id of the hook');
 const DeliveryId = PathInt64('id of the delivery (forge extension)');
 
-/** The hooks and deliveries routes under `base`, for the scope `scopeOf` resolves and authorises. */
+/**
+ * The hooks and deliveries routes under `base`, for the scope `scopeOf` resolves and authorises.
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler; the rules live in services/.
+ */
 function hookRoutes(
   app: FastifyInstance,
   ctx: ServiceContext,

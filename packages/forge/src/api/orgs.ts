@@ -29,7 +29,11 @@ import type { ApiRouteOptions } from './route-options.js';
 
 const OrgParams = Type.Object({ org: Type.String() });
 
-/** `/orgs`, `/orgs/{org}` and `/orgs/{org}/teams` (token category `organization`). */
+/**
+ * `/orgs`, `/orgs/{org}` and `/orgs/{org}/teams` (token category `organization`).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler; the rules live in services/.
+ */
 export const orgsRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   const { config } = ctx;
   app.addHook('onRequest', requireScopes('organization'));

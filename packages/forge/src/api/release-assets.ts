@@ -76,6 +76,8 @@ async function receive(
  * `/repos/{owner}/{repo}/releases/{id}/assets…` (Gitea's release_attachment.go): reads need the releases
  * unit, changes a signed-in writer of it; every route first reads the release under the release read
  * rule, so a hidden draft's assets are 404 like the draft.
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler; the rules live in services/.
  */
 export const releaseAssetRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   useRepoAssignment(app, ctx);

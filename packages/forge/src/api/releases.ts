@@ -104,7 +104,11 @@ async function renderRelease(repo: RepoContext, row: ReleaseRow) {
   return release!;
 }
 
-/** `/repos/{owner}/{repo}/releases…` (seed Releases section, reference §6). */
+/**
+ * `/repos/{owner}/{repo}/releases…` (seed Releases section, reference §6).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler; the rules live in services/.
+ */
 export const releaseRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   useRepoAssignment(app, ctx);
   // The list and the latest release derive from rows only (the tag lookups read git).

@@ -102,7 +102,11 @@ const repoCreationRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
   );
 };
 
-/** `/repos/{owner}/{repo}`, its branches and collaborators (reference §8.4–8.5). */
+/**
+ * `/repos/{owner}/{repo}`, its branches and collaborators (reference §8.4–8.5).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler; the rules live in services/.
+ */
 const repoScopedRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   useRepoAssignment(app, ctx);
 

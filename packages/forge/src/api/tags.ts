@@ -45,7 +45,11 @@ function protectionId(text: string): number {
   return /^\d{1,15}$/.test(text) ? Number(text) : -1;
 }
 
-/** `/repos/{owner}/{repo}/tags…` and `/tag_protections…` (reference §8.5, §6.6–6.7). */
+/**
+ * `/repos/{owner}/{repo}/tags…` and `/tag_protections…` (reference §8.5, §6.6–6.7).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler; the rules live in services/.
+ */
 export const tagRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   useRepoAssignment(app, ctx);
 

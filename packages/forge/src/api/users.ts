@@ -34,7 +34,11 @@ function formBool(value: unknown): boolean {
   return typeof value === 'string' && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value);
 }
 
-/** `/users/search`, `/users/{username}`, its heatmap and activity feed (token category `user`). */
+/**
+ * `/users/search`, `/users/{username}`, its heatmap and activity feed (token category `user`).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler; the rules live in services/.
+ */
 export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (app, { ctx }) => {
   const { config } = ctx;
   app.addHook('onRequest', requireScopes('user'));

@@ -140,7 +140,12 @@ const tokenModelStub = {
   },
 } satisfies Model;
 
-/** The model used at the token endpoint: confidential clients must authenticate with their secret. */
+/**
+ * The model used at the token endpoint: confidential clients must authenticate with their secret.
+ *
+ * Long by design: the oauth2-server model is one object of callbacks sharing the signing key and config;
+ * each callback is short.
+ */
 export function tokenModel(ctx: ServiceContext, key: SigningKey): Model {
   const { config } = ctx;
   const issueIdToken = async (

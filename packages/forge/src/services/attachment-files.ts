@@ -58,6 +58,9 @@ export interface ReceivedFile {
  * Streams `source` into a temporary file: at most `maxBytes` bytes, the first SNIFF_BYTES checked by
  * `checkHead` (which throws FileRefusedError to refuse) before more is written. On any failure the
  * temporary file is removed; the source is left readable (not destroyed) so the server can still answer.
+ *
+ * One promise and its stream listeners together, so every way the upload can end (size limit, refused head,
+ * source error, client gone) settles it once and removes the temporary file.
  */
 export async function receiveUpload(
   ctx: ServiceContext,

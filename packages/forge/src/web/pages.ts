@@ -58,6 +58,8 @@ async function visibleRepo(ctx: ServiceContext, request: FastifyRequest): Promis
  * The small read-only pages the API's `html_url` fields point at: `/{user or org}`, `/{owner}/{repo}` and
  * `/{owner}/{repo}/releases/tag/{tag}`. Each answers 404 exactly where the API does (absent or hidden
  * users and organizations, private repositories, hidden drafts).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler; the rules live in services/.
  */
 export const pageRoutes: FastifyPluginAsync<{ ctx: ServiceContext }> = async (app, { ctx }) => {
   const { config } = ctx;

@@ -54,6 +54,10 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * The delivery loop and its state (wake-ups, prune and repair clocks, the stop flag) in one closure, so that
+ * `stop()` can end it between deliveries.
+ */
 export function startDeliveryWorker(ctx: ServiceContext, logger: FastifyBaseLogger): DeliveryWorker {
   const settings = ctx.config.webhook;
   const client: HookClient = createHookClient({

@@ -20,7 +20,11 @@ const flag = (name: string, value: 0 | 1 = 0) =>
 const text = (c: ColumnDefinitionBuilder) => c.notNull().defaultTo('');
 const int = (c: ColumnDefinitionBuilder) => c.notNull().defaultTo(0);
 
-/** The whole schema the forge needs (users, orgs, teams, repositories, tokens, keys, activity, releases). */
+/**
+ * The whole schema the forge needs (users, orgs, teams, repositories, tokens, keys, activity, releases).
+ *
+ * Long by design: the whole schema as one declarative list of tables and indexes, in dependency order.
+ */
 export function initialMigration(dialect: DialectName): Migration {
   return {
     async up(db: Kysely<unknown>) {

@@ -26,6 +26,7 @@ import {
   ServerKeys,
   type ServerSettings,
 } from './config/server-keys.js';
+import { parseSpoolman, type SpoolmanSettings } from './config/spoolman-keys.js';
 import type { MachineBackend } from './machines/backend.js';
 import { NewNotificationTarget } from './notify/schemas.js';
 import { type TargetSettings, targetProblem } from './notify/targets.js';
@@ -54,6 +55,8 @@ export interface ServiceConfig {
   presets: TemperaturePreset[];
   /** The `[mqtt]` broker, or null for no MQTT. */
   mqtt: MqttSettings | null;
+  /** The `[spoolman]` server, or null for none. */
+  spoolman: SpoolmanSettings | null;
 }
 
 const MACHINE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -134,6 +137,7 @@ export function parseConfig(
     notify: notifyTargets(document.notify, file),
     presets: parsePresets(document.presets, file),
     mqtt: parseMqtt(document.mqtt, file, dirname(file)),
+    spoolman: parseSpoolman(document.spoolman, file),
   };
 }
 

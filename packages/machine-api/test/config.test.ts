@@ -98,6 +98,21 @@ type = "Noop"
     );
   });
 
+  it('reads the [spoolman] table with its defaults and names a bad key', () => {
+    expect(parse('').spoolman).toBeNull();
+    expect(parse('[spoolman]\nurl = "http://spoolman.local:7912/"\n').spoolman).toEqual({
+      url: 'http://spoolman.local:7912',
+      marginG: 5,
+      timeoutMs: 10_000,
+    });
+    expect(
+      parse('[spoolman]\nurl = "https://s.example/base"\nmargin_g = 0\ntimeout_ms = 500\n').spoolman,
+    ).toEqual({ url: 'https://s.example/base', marginG: 0, timeoutMs: 500 });
+    expect(errorOf('[spoolman]\nurl = "ftp://s"\n')).toMatch(/\[spoolman\]: key "url"/);
+    expect(errorOf('[spoolman]\nurl = "http://s"\nmargin_g = -1\n')).toMatch(/key "margin_g"/);
+    expect(errorOf('[spoolman]\nurl = "http://s"\nurls = "x"\n')).toMatch(/urls/);
+  });
+
   it('reads temperature presets and per-machine limits, naming the table and key of a bad one', () => {
     const config = parse(
       '[presets.pla]\ntool = 215\nbed = 60\n[presets.abs]\nbed = 100\n[machines.x]\ntype = "Noop"\nmax_tool_temp = 260\nmax_bed_temp = 90\n',

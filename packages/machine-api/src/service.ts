@@ -77,6 +77,9 @@ export interface RunningService {
 /**
  * Loads the configuration, listens, then starts the machines in the background (it resolves once
  * listening, not once every machine has connected). Throws `ConfigError` for a bad config.
+ *
+ * Long by design: the composition root — every part is built here, in the order its dependencies need,
+ * and stopped in reverse by the returned `close`; each part's logic lives in its own module.
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const began = performance.now();

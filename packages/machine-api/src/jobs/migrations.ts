@@ -24,6 +24,9 @@ function byteCount(dialect: DialectName): 'integer' | 'bigint' {
   return dialect === 'postgres' ? 'bigint' : 'integer';
 }
 
+/**
+ * Long by design: every migration in order, each a short declarative change of the schema.
+ */
 export function jobMigrations(dialect: DialectName): Record<string, Migration> {
   return {
     '001_jobs': {

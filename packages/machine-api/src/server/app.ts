@@ -46,7 +46,11 @@ export interface AppOptions extends ServerContext {
   access: AccessSettings;
 }
 
-/** Builds the HTTP application; the caller decides where it listens. */
+/**
+ * Builds the HTTP application; the caller decides where it listens.
+ *
+ * Long by design: plugins, hooks and route groups in the order a request meets them.
+ */
 export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const { logger, access: _access, ...context } = options;
   const debug = logger.isLevelEnabled('debug');

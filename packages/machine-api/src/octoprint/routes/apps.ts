@@ -34,6 +34,11 @@ const SystemCommandParams = Type.Object({
   action: Type.String(),
 });
 
+/**
+ * What Home Assistant and the phone apps call under an OctoPrint base.
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler that calls a service.
+ */
 export const appRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = async (app, context) => {
   const { machines } = context;
 

@@ -68,6 +68,11 @@ function userOf(request: { actor: { name: string | null; scopes: ReadonlySet<str
   };
 }
 
+/**
+ * The OctoPrint routes slicers call to find and check the printer (`api/version`, `api/settings`, …).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler that calls a service.
+ */
 export const handshakeRoutes: FastifyPluginAsyncTypebox<OctoPrintContext> = async (app, context) => {
   const { machines } = context;
   const targetOf = (params: { target: string }, query: unknown) => target(machines, params, query);

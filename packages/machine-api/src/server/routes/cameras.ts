@@ -25,6 +25,11 @@ class NoPhoto extends ServiceError {
   }
 }
 
+/**
+ * The camera routes (snapshot, stream, job photos).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler that calls a service.
+ */
 export const cameraRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   const { cameras, photos, jobs } = context;
   const viewers = new Set<MjpegWriter>();

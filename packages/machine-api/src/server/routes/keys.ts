@@ -18,6 +18,11 @@ import { ref } from '../schemas/refs.js';
 import { strictValidatorCompiler } from '../strict-validation.js';
 import { errorResponses, ok, type RouteOptions } from '../types.js';
 
+/**
+ * The API key routes (`/keys…`, and the app-key requests awaiting approval).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler that calls a service.
+ */
 export const keyRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   const { keys, appKeys } = context;
 

@@ -12,6 +12,11 @@ import { MachineIdParams, MachineInfoResponse } from '../schemas/machines.js';
 import { ref } from '../schemas/refs.js';
 import { errorResponses, ok, type RouteOptions } from '../types.js';
 
+/**
+ * The machine routes (`/machines…`: list, info, controls).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler that calls a service.
+ */
 export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   const { machines, observer, jobs, cameras } = context;
   const list = new MachineListBody(machines, observer, jobs, cameras);

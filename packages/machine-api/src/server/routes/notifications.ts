@@ -20,6 +20,11 @@ import { errorResponses, ok, type RouteOptions } from '../types.js';
 
 const TAG = ['notifications'];
 
+/**
+ * The notification target routes (`/notifications/targets…`).
+ *
+ * Long by design: one registration per route of the area, each a schema and a short handler that calls a service.
+ */
 export const notificationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
   const { notifications } = context;
 

@@ -29,7 +29,7 @@ class TokenUses {
   note(tokenId: number, now: number): void {
     this.pending.set(tokenId, now);
     if (this.timer) return;
-    this.timer = setTimeout(() => void this.flush().catch(() => undefined), USE_FLUSH_MS);
+    this.timer = setTimeout(() => void this.flush(), USE_FLUSH_MS);
     // A quiet process may exit with uses pending; app close writes them.
     this.timer.unref();
   }
@@ -41,7 +41,9 @@ class TokenUses {
     const uses = this.pending;
     if (uses.size === 0) return this.writing;
     this.pending = new Map();
-    this.writing = this.writing.then(() => recordTokenUses(this.db, uses));
+    // A failed write (database briefly gone) loses those times only: it must not stop every later flush,
+    // nor fail the token lists that wait for one.
+    this.writing = this.writing.then(() => recordTokenUses(this.db, uses)).catch(() => undefined);
     return this.writing;
   }
 }

@@ -23,6 +23,7 @@ import { DesignWorkers } from './design/workers.js';
 import { ServiceError } from './errors.js';
 import { EventHistory } from './events/history.js';
 import { FarmMembership } from './farm/instances.js';
+import { farmMachines } from './farm/wiring.js';
 import { openJobDatabase } from './jobs/database.js';
 import { isFinal } from './jobs/job.js';
 import { JobRunner } from './jobs/runner.js';
@@ -41,6 +42,7 @@ import { printSubmitter } from './octoprint/submit.js';
 import { QueueService } from './queue/service.js';
 import { buildApp } from './server/app.js';
 import { publishFarmEvents } from './server/event-sources.js';
+import { localMachineSnapshots } from './server/farm-snapshots.js';
 import type { Advertisement } from './server/mdns.js';
 import { API_VERSION } from './server/openapi.js';
 import { setMaxConcurrentSlices } from './slicer/prusa.js';
@@ -172,6 +174,20 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     }),
   });
   const maxUploadBytes = Math.floor(config.server.max_upload_mib * 1024 * 1024);
+  const instance = config.server.instance ?? defaultInstanceName(options.port);
+  const heartbeatTimeoutMs = config.server.heartbeat_timeout_seconds * 1000;
+  const farm = farmMachines({
+    db,
+    dialect: database.dialect,
+    instance,
+    heartbeatTimeoutMs,
+    snapshots: localMachineSnapshots(machines, observer, jobs, cameras),
+    logger,
+  });
+  const stopFarmWrites = [
+    observer.onChange(() => farm.publisher?.changed()),
+    jobs.onJobChange(() => farm.publisher?.changed()),
+  ];
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let advertisement: Advertisement | undefined;
   let mqttBridge: import('./mqtt/bridge.js').MqttBridge | undefined;
@@ -216,6 +232,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       cameras.close();
       await photos.drain();
       stopEvents();
+      for (const stop of stopFarmWrites) stop();
+      await farm.publisher?.close();
+      await farm.mirror?.close();
       await membership?.leave();
       await database.close();
     })();
@@ -225,14 +244,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // Joining the farm claims the machine ids before anything touches their jobs or starts them: an id
     // another live instance drives refuses the start here, with both named. The URL is final once listening.
     membership = await FarmMembership.join(db, {
-      name: config.server.instance ?? defaultInstanceName(options.port),
+      name: instance,
       url: config.server.public_url ?? `http://${options.host}:${options.port}`,
-      heartbeatTimeoutMs: config.server.heartbeat_timeout_seconds * 1000,
+      heartbeatTimeoutMs,
       machineIds: machines.machines.map((entry) => entry.id),
       dialect: database.dialect,
       logger,
     });
     const interruptedPrints = await jobs.start();
+    await farm.mirror?.start();
     await files.start();
     await photos.start();
     await notifications.start();
@@ -259,6 +279,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       temperatures,
       stats: new JobStats(store, config.filament.currency ?? null),
       notifications: notifications.service,
+      instance,
+      farm: farm.view,
     });
     await queue.start();
     if (config.mqtt) {
@@ -281,6 +303,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     }
     const url = await app.listen({ host: options.host, port: options.port });
     await membership.announce(config.server.public_url ?? url);
+    await farm.publisher?.start();
     // Listen first, then connect: a printer that hangs or is switched off must not keep the API (or the
     // other machines) from answering. A machine not read yet is listed as `unknown`, one that does not
     // answer becomes `offline` within its own timeout; a start failure is logged and leaves it listed.

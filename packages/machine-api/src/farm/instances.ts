@@ -54,6 +54,11 @@ export function databaseNowMs(dialect: DialectName): RawBuilder<number> {
     : sql<number>`cast(unixepoch('subsec') * 1000 as integer)`;
 }
 
+/** A third of the timeout: two beats may be lost (a busy database, a pause) before others see us dead. */
+export function heartbeatIntervalMs(heartbeatTimeoutMs: number): number {
+  return Math.max(200, Math.floor(heartbeatTimeoutMs / 3));
+}
+
 export class FarmMembership {
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
@@ -71,8 +76,7 @@ export class FarmMembership {
   static async join(db: Kysely<JobDatabase>, options: MembershipOptions): Promise<FarmMembership> {
     const membership = new FarmMembership(db, options);
     await membership.claim();
-    // A third of the timeout: two beats may be lost (a busy database, a pause) before others see us dead.
-    const interval = Math.max(200, Math.floor(options.heartbeatTimeoutMs / 3));
+    const interval = heartbeatIntervalMs(options.heartbeatTimeoutMs);
     membership.timer = setInterval(() => {
       membership.beating ??= membership.beat().finally(() => {
         membership.beating = undefined;

@@ -29,10 +29,26 @@ export interface ChangeStampsTable {
   generation: number;
 }
 
+/**
+ * What each machine of the farm looks like, written by the instance that drives it (farm/publisher.ts)
+ * and mirrored in memory by the others (farm/farm-machines.ts).
+ */
+export interface FarmMachinesTable {
+  machine_id: string;
+  instance: string;
+  /** JSON of the machine's wire shape as `GET /machines/{id}` answers it on its own instance. */
+  info: string;
+  /** JSON of its routing facts (queue/routing.ts `MachineFacts`), for queue admission anywhere. */
+  facts: string;
+  /** The database's clock at the write: a reader re-reads a row only when this moved. */
+  updated_ms: number;
+}
+
 export interface FarmTables {
   instances: InstancesTable;
   machine_owners: MachineOwnersTable;
   change_stamps: ChangeStampsTable;
+  farm_machines: FarmMachinesTable;
 }
 
 export function farmMigration(dialect: DialectName): Migration {
@@ -63,6 +79,21 @@ export function farmMigration(dialect: DialectName): Migration {
         )
         .execute();
       await apiKeysStampTriggers(db, dialect);
+    },
+  };
+}
+
+export function farmMachinesMigration(dialect: DialectName): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('farm_machines')
+        .addColumn('machine_id', 'text', (c) => c.primaryKey())
+        .addColumn('instance', 'text', (c) => c.notNull())
+        .addColumn('info', 'text', (c) => c.notNull())
+        .addColumn('facts', 'text', (c) => c.notNull())
+        .addColumn('updated_ms', dialect === 'postgres' ? 'bigint' : 'integer', (c) => c.notNull())
+        .execute();
     },
   };
 }

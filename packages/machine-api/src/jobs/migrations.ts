@@ -5,7 +5,7 @@
 
 import { type ColumnDefinitionBuilder, type Migration, sql } from 'kysely';
 import { accessMigration } from '../access/tables.js';
-import { farmMigration } from '../farm/tables.js';
+import { farmMachinesMigration, farmMigration } from '../farm/tables.js';
 import { notifyMigration } from '../notify/tables.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -152,5 +152,6 @@ export function jobMigrations(dialect: DialectName): Record<string, Migration> {
       },
     },
     '040_farm': farmMigration(dialect),
+    '041_farm_machines': farmMachinesMigration(dialect),
   };
 }

@@ -16,6 +16,7 @@ import type { KeyService } from '../access/keys.js';
 import type { JobPhotos } from '../cameras/job-photos.js';
 import type { CameraService } from '../cameras/service.js';
 import type { EventBus } from '../events/events.js';
+import type { FarmMachines } from '../farm/farm-machines.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { JobStats } from '../jobs/stats.js';
 import type { MachineObserver } from '../machines/observer.js';
@@ -69,6 +70,10 @@ export interface ServerContext {
   temperatures: TemperatureService;
   /** Totals over finished jobs (`GET /stats`). */
   stats: JobStats;
+  /** This instance's name in the farm (the `instance` of its machines). */
+  instance: string;
+  /** The machines of the farm's other instances (none on SQLite). */
+  farm: FarmMachines;
 }
 
 /** What every route plugin is registered with (`app.register(plugin, { context })`). */

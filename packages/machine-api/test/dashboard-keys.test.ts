@@ -2,7 +2,8 @@
  * The dashboard with `auth = "keys"`, in a real browser (Debian's chromium via playwright-core): the page
  * asks for a key, refuses a wrong one, keeps the right one in sessionStorage only, sends prints with it
  * (same-origin writes pass the Origin check), and manages keys on its Keys page (created key shown once,
- * listed, revoked). Screenshots go to test-results/dashboard-keys/.
+ * listed, revoked) and notification targets on its Notifications page (added, tested, switched off, removed).
+ * Screenshots go to test-results/dashboard-keys/.
  */
 
 import type { Browser, Page } from 'playwright-core';
@@ -143,5 +144,48 @@ print_seconds = 0.5
     expect(poll.status).toBe(200);
     const { api_key } = (await poll.json()) as { api_key: string };
     expect((await fetch(`${base}api/job`, { headers: { 'x-api-key': api_key } })).status).toBe(200);
+  });
+
+  it('adds a notification target, sends it the test message, switches it off and removes it', async () => {
+    await page.getByRole('navigation').getByRole('link', { name: 'Notifications' }).click();
+    await expect.poll(heading).toBe('Notifications');
+    await expect.poll(() => page.getByText('No targets yet.').count()).toBe(1);
+
+    await page.getByLabel('Name').fill('phone');
+    await page.getByLabel('Kind').selectOption('ntfy');
+    await page.getByLabel('Topic URL (https://ntfy.sh/…)').fill('https://ntfy.invalid/farm');
+    await page.getByRole('checkbox', { name: 'job.started' }).uncheck();
+    await page.getByRole('button', { name: 'Add target' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Target phone added.');
+    const row = page.locator('tr[data-target="phone"]');
+    await expect.poll(() => row.count()).toBe(1);
+    expect(await row.locator('td').nth(1).textContent()).toBe('ntfy');
+    expect(await row.locator('td').nth(2).textContent()).not.toContain('job.started');
+    expect(await page.getByLabel('Name').inputValue()).toBe('');
+
+    await row.getByRole('button', { name: 'Send test' }).click();
+    await expect
+      .poll(() => page.getByRole('status').textContent())
+      .toBe('Test message for phone recorded; see the log below.');
+    const logged = page.locator('tr[data-delivery]');
+    await expect.poll(() => logged.count()).toBe(1);
+    expect(await logged.locator('td').nth(1).textContent()).toBe('phone');
+    expect(await logged.locator('td').nth(2).textContent()).toBe('test');
+    await screenshot(page, OUT, 'notifications');
+
+    await row.getByRole('button', { name: 'Turn off' }).click();
+    await expect.poll(() => row.getByRole('button', { name: 'Turn on' }).count()).toBe(1);
+    const [target] = (await (
+      await fetch(`${api.baseUrl}/notifications/targets`, { headers: { 'x-api-key': adminKey } })
+    ).json()) as { name: string; enabled: boolean }[];
+    expect(target).toMatchObject({ name: 'phone', enabled: false });
+
+    await row.getByRole('button', { name: 'Remove' }).click();
+    await page
+      .getByRole('dialog', { name: 'Remove the target phone?' })
+      .getByRole('button', { name: 'Remove target' })
+      .click();
+    await expect.poll(() => page.getByText('No targets yet.').count()).toBe(1);
+    expect(await logged.count()).toBe(1);
   });
 });

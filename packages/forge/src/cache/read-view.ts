@@ -61,7 +61,7 @@ export class ReadView {
     const caches = this.caches;
     if (!caches) return { hit: undefined, keep: null };
     const hit = caches.answer(key, this.epoch);
-    if (hit || !caches.seenBefore(key)) return { hit, keep: null };
+    if (hit || !caches.seenBefore(key, this.epoch)) return { hit, keep: null };
     return {
       hit,
       // Checked again when keeping: a write in between would make the answer span two states.
@@ -74,20 +74,26 @@ export class ReadView {
   /**
    * A token lookup's hit kept under this request's stamp, and a function that keeps the one found now.
    * Only hits are kept: a token created later is never answered by a kept miss. Entries are keyed by a
-   * hash of the token, so no token text stays in memory.
+   * hash of the token, so no token text stays in memory. As with answers, a token is kept only when it
+   * missed before in this epoch (cache/seen-keys.ts).
    */
   token<T extends object>(token: string): { hit: T | undefined; keep: (hit: T) => void } {
     const caches = this.caches;
-    if (!caches) return { hit: undefined, keep: () => {} };
+    if (!caches) return NOTHING_KEPT;
     const key = hash('sha256', token, 'base64');
+    const hit = caches.token<T>(key, this.epoch);
+    if (hit || !caches.seenBefore(key, this.epoch)) return { hit, keep: keepNothing };
     return {
-      hit: caches.token<T>(key, this.epoch),
-      keep: (hit) => {
-        if (this.caches) caches.keepToken(key, this.epoch, hit);
+      hit,
+      keep: (found) => {
+        if (this.caches) caches.keepToken(key, this.epoch, found);
       },
     };
   }
 }
+
+function keepNothing(): void {}
+const NOTHING_KEPT = { hit: undefined, keep: keepNothing };
 
 /** A view that finds and keeps nothing: caches off, a request that writes, callers outside a request. */
 export const NO_READ_CACHE = new ReadView(null);

@@ -64,9 +64,9 @@ export class StampedCaches {
     return found(this.answers.get(key), epoch, this.epoch);
   }
 
-  /** Whether an answer missed under `key` is worth keeping: the key missed before (cache/seen-keys.ts). */
-  seenBefore(key: string): boolean {
-    return this.seen.seenBefore(key);
+  /** Whether an entry missed under `key` is worth keeping: the key missed before in this epoch (cache/seen-keys.ts). */
+  seenBefore(key: string, epoch: number): boolean {
+    return this.seen.seenBefore(key, epoch);
   }
 
   keepAnswer(key: string, epoch: number, answer: KeptAnswer): void {

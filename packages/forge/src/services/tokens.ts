@@ -129,7 +129,7 @@ export interface ResolvedToken extends TokenCandidate {
 
 /**
  * The token and its owner for a presented token, or null when it is unknown or malformed. With
- * `pathUser`, that user is read in the same statement and stored in it (not when the hit was kept).
+ * `pathUser`, that user is read in the same statement and stored in it.
  * A hit is kept in the read cache while the database is unchanged (cache/read-view.ts): a revoked token, a
  * deleted or changed owner or a changed scope changes the database, so the next use reads it again.
  */
@@ -140,7 +140,9 @@ export async function resolveAccessToken(
   view: ReadView = NO_READ_CACHE,
 ): Promise<ResolvedToken | null> {
   if (!TOKEN_SHAPE.test(token)) return null;
-  const kept = view.token<ResolvedToken>(token);
+  // With a path user the token is read in the statement that reads that user anyway: a kept token would
+  // still leave that statement to run, so keeping it would only cost (the varied token lookup's profile).
+  const kept = (pathUser ? NO_READ_CACHE : view).token<ResolvedToken>(token);
   let hit = kept.hit;
   if (!hit) {
     let candidates: TokenCandidate[];

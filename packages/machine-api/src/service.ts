@@ -22,10 +22,11 @@ import { loadConfig } from './config.js';
 import { DesignWorkers } from './design/workers.js';
 import { ServiceError } from './errors.js';
 import { EventHistory } from './events/history.js';
-import { FarmMembership } from './farm/instances.js';
+import { FarmMembership, heartbeatIntervalMs } from './farm/instances.js';
 import { farmMachines } from './farm/wiring.js';
 import { openJobDatabase } from './jobs/database.js';
 import { isFinal } from './jobs/job.js';
+import { KeptDesigns } from './jobs/kept-designs.js';
 import { JobRunner } from './jobs/runner.js';
 import { JobStats } from './jobs/stats.js';
 import { JobStore } from './jobs/store.js';
@@ -111,7 +112,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const cameraTokens = new CameraTokens(db, installSecret);
   const files = new StoredFiles(new FileStore(db), dataDir, join(dataDir, 'uploads'));
   const designs = new DesignWorkers({ limits: designLimits(config.server) });
-  const store = new JobStore(db);
+  const store = new JobStore(db, database.dialect);
+  const keptDesigns = new KeptDesigns(db, database.dialect);
   const observer = new MachineObserver(machines, {
     statusTimeoutMs,
     pollIntervalMs: config.server.observe_interval_ms ?? 1000,
@@ -120,6 +122,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const jobs = new JobRunner({
     store,
+    keptDesigns,
     machines,
     observer,
     metrics,
@@ -128,8 +131,22 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     designs,
     logger,
   });
+  const cameras = new CameraService(machines, config.cameras, logger.child({ component: 'cameras' }));
+  const instance = config.server.instance ?? defaultInstanceName(options.port);
+  const heartbeatTimeoutMs = config.server.heartbeat_timeout_seconds * 1000;
+  const farm = farmMachines({
+    db,
+    dialect: database.dialect,
+    instance,
+    heartbeatTimeoutMs,
+    snapshots: localMachineSnapshots(machines, observer, jobs, cameras),
+    logger,
+  });
   const queue = new QueueService({
     store,
+    keptDesigns,
+    farm: farm.view,
+    pollIntervalMs: heartbeatIntervalMs(heartbeatTimeoutMs),
     runner: jobs,
     designs,
     machines,
@@ -138,7 +155,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     dataDir,
     logger,
   });
-  const cameras = new CameraService(machines, config.cameras, logger.child({ component: 'cameras' }));
   const photos = new JobPhotos(cameras, join(dataDir, 'photos'), {
     enabled: config.cameras.job_photos,
     retentionDays: config.cameras.photo_retention_days,
@@ -174,16 +190,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     }),
   });
   const maxUploadBytes = Math.floor(config.server.max_upload_mib * 1024 * 1024);
-  const instance = config.server.instance ?? defaultInstanceName(options.port);
-  const heartbeatTimeoutMs = config.server.heartbeat_timeout_seconds * 1000;
-  const farm = farmMachines({
-    db,
-    dialect: database.dialect,
-    instance,
-    heartbeatTimeoutMs,
-    snapshots: localMachineSnapshots(machines, observer, jobs, cameras),
-    logger,
-  });
   const stopFarmWrites = [
     observer.onChange(() => farm.publisher?.changed()),
     jobs.onJobChange(() => farm.publisher?.changed()),

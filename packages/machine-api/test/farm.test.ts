@@ -4,7 +4,7 @@
  * a restart, and the queue metrics.
  */
 
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,17 @@ import { asciiStl, cube } from './design-fixtures.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
 
 const GCODE = 'G28 ; home\nG1 X10 Y10 Z0.2 F3000\nG1 X20 E1\n';
+
+/** The jobs whose designs the database keeps (queued designs live there, in chunks). */
+async function keptDesignJobs(api: MachineApiUnderTest): Promise<string[]> {
+  const database = await openJobDatabase({ dataDir: api.dataDir, url: api.databaseUrl });
+  try {
+    const rows = await database.db.selectFrom('queue_design_chunks').select('job_id').distinct().execute();
+    return rows.map((row) => row.job_id);
+  } finally {
+    await database.close();
+  }
+}
 
 interface JobBody {
   id: string;
@@ -193,7 +204,7 @@ describe('the farm queue', () => {
       expect(res.body).toMatchObject({ error_code: 'BadRequest' });
     }
     expect((await client.request<QueueEntryBody[]>('GET', '/queue')).body).toEqual([]);
-    expect(await readdir(join(api.dataDir, 'queue'))).toEqual([]);
+    expect(await keptDesignJobs(api)).toEqual([]);
     expect(await readdir(join(api.dataDir, 'uploads'))).toEqual([]);
   });
 
@@ -383,7 +394,7 @@ describe('the queue survives a restart', () => {
         [ids[0], 1, ['solo']],
         [ids[1], 2, ['solo']],
       ]);
-      expect(await readdir(join(second.dataDir, 'queue'))).toHaveLength(2);
+      expect((await keptDesignJobs(second)).sort()).toEqual([...ids].sort());
       // The bed confirmation survived too: nothing was dispatched yet.
       expect(await getJson(second.baseUrl, '/machines/solo')).toMatchObject({ ready: false });
       expect((await client.request('POST', '/machines/solo/clear')).status).toBe(200);
@@ -393,7 +404,52 @@ describe('the queue survives a restart', () => {
       expect((await client.request('POST', '/machines/solo/clear')).status).toBe(200);
       await waitFor(async () => (await getJson<JobBody>(base, `/jobs/${ids[1]}`)).status === 'completed');
       // Completed jobs' designs are removed.
-      expect(await readdir(join(second.dataDir, 'queue'))).toEqual([]);
+      expect(await keptDesignJobs(second)).toEqual([]);
+    } finally {
+      await second?.close();
+      await first.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('designs queued by an earlier version', () => {
+  it('a waiting job whose design an earlier version kept on disk moves to the database at start and prints', async () => {
+    const config = '[machines.solo]\ntype = "Noop"\nprint_seconds = 0.1\n';
+    const first = await startMachineApi(config);
+    let second: MachineApiUnderTest | undefined;
+    try {
+      // A print first, so that the bed awaits a clear and the queued job waits.
+      const occupant = await postPrint(first.baseUrl, {
+        machineId: 'solo',
+        jobName: 'occupant',
+        file: GCODE,
+      });
+      const { job_id } = (await occupant.json()) as { job_id: string };
+      await waitFor(
+        async () => (await getJson<JobBody>(first.baseUrl, `/jobs/${job_id}`)).status === 'completed',
+      );
+      const res = await fetch(`${first.baseUrl}/queue`, {
+        method: 'POST',
+        body: queueForm({ job_name: 'old', machine_ids: ['solo'] }),
+      });
+      expect(res.status).toBe(201);
+      const { id } = (await res.json()) as JobBody;
+      await first.service.close();
+      // What the earlier version left: the design as a file under <dataDir>/queue, its path in the row.
+      const database = await openJobDatabase({ dataDir: first.dataDir, url: first.databaseUrl });
+      const legacy = join(first.dataDir, 'queue', `${id}.gcode`);
+      await mkdir(join(first.dataDir, 'queue'), { recursive: true });
+      await writeFile(legacy, GCODE);
+      await database.db.deleteFrom('queue_design_chunks').execute();
+      await database.db.updateTable('jobs').set({ design_path: legacy }).where('id', '=', id).execute();
+      await database.close();
+
+      second = await startMachineApi(config, { dir: first.dir });
+      expect(await keptDesignJobs(second)).toEqual([id]);
+      await expect(readdir(join(second.dataDir, 'queue'))).rejects.toThrow('ENOENT');
+      const base = second.baseUrl;
+      expect((await fetch(`${base}/machines/solo/clear`, { method: 'POST' })).status).toBe(200);
+      await waitFor(async () => (await getJson<JobBody>(base, `/jobs/${id}`)).status === 'completed');
     } finally {
       await second?.close();
       await first.close().catch(() => undefined);

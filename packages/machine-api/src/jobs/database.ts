@@ -12,6 +12,7 @@ import type { AccessTables } from '../access/tables.js';
 import type { FarmTables } from '../farm/tables.js';
 import type { NotifyTables } from '../notify/tables.js';
 import { registerSqliteStamp } from './change-stamp.js';
+import type { KeptDesignTables } from './kept-designs.js';
 import { type DialectName, jobMigrations } from './migrations.js';
 
 export type { DialectName } from './migrations.js';
@@ -44,7 +45,11 @@ export interface JobsTable {
   queued_at: string | null;
   /** When the queue handed the job to its machine. */
   dispatched_at: string | null;
-  /** Where a queued job's design waits (kept for `requeue` after a failure); null otherwise. */
+  /**
+   * `database` while a queued job's design is kept in `queue_design_chunks` (kept-designs.ts; also for
+   * `requeue` after a failure); null otherwise. Before designs moved to the database it was a file path
+   * under `<dataDir>/queue`, which start-up imports.
+   */
   design_path: string | null;
   /** JSON of the job's `JobFilament` (jobs/filament.ts); null when nothing is known. */
   filament: string | null;
@@ -84,7 +89,7 @@ export interface StoredFilesTable {
   created_at: string;
 }
 
-export interface JobDatabase extends NotifyTables, AccessTables, FarmTables {
+export interface JobDatabase extends NotifyTables, AccessTables, FarmTables, KeptDesignTables {
   jobs: JobsTable;
   api_keys: ApiKeysTable;
   stored_files: StoredFilesTable;

@@ -72,8 +72,11 @@ export interface Job {
   /** When the job last entered the queue; null for `POST /print` jobs. */
   queuedAt: string | null;
   dispatchedAt: string | null;
-  /** Where a queued job's design is kept; null once removed or for `POST /print` jobs. */
-  designPath: string | null;
+  /**
+   * Whether the job's design is kept (a queued job's, in the database, for its dispatch and a requeue);
+   * false once removed and for `POST /print` jobs.
+   */
+  designKept: boolean;
   /** Filament estimated, used and its cost; null when nothing is known. */
   filament: JobFilament | null;
   /** When the machine started printing it. */

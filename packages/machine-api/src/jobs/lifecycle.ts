@@ -16,7 +16,14 @@ import type { MachineRegistry } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { type JobFilament, usedFilament } from './filament.js';
 import type { Job, JobStatus } from './job.js';
+import type { KeptDesigns } from './kept-designs.js';
 import type { JobStore } from './store.js';
+
+/**
+ * The job is no longer claimed for this machine: the queue took it back (another instance found this
+ * one dead while it prepared the job). The job is someone else's now; nothing is recorded on it.
+ */
+export class ClaimLost extends Error {}
 
 /** A job between its machine slot being taken and its final status being recorded. */
 export interface Flight {
@@ -46,6 +53,8 @@ export interface CurrentJob {
 
 export interface JobLifecycleOptions {
   store: JobStore;
+  /** Queued jobs' designs (dropped once such a job completed). */
+  keptDesigns: KeptDesigns;
   machines: MachineRegistry;
   observer: MachineObserver;
   metrics: ServiceMetrics;
@@ -138,10 +147,24 @@ export class JobLifecycle {
     return flight;
   }
 
-  /** Records the job's next status, in the store and for `current_job`, and tells the listeners. */
+  /**
+   * Records the job's next status, in the store and for `current_job`, and tells the listeners. The steps
+   * before the printer has the job (`slicing`, `uploading`) are fenced: they happen only while the job is
+   * still claimed for this machine, else `ClaimLost` (see JobStore.advanceClaimed).
+   */
   async advance(flight: Flight, status: JobStatus): Promise<Job> {
+    const { store } = this.options;
+    const job =
+      status === 'slicing' || status === 'uploading'
+        ? await store.advanceClaimed(flight.jobId, flight.machineId, status)
+        : await store.setStatus(flight.jobId, status);
+    if (!job) {
+      throw new ClaimLost(
+        `job ${flight.jobId} went back to the queue while "${flight.machineId}" prepared it`,
+      );
+    }
     flight.status = status;
-    return this.changed(await this.options.store.setStatus(flight.jobId, status));
+    return this.changed(job);
   }
 
   /**
@@ -226,10 +249,9 @@ export class JobLifecycle {
   }
 
   private async dropKeptDesign(jobId: string): Promise<void> {
-    const designPath = (await this.options.store.get(jobId))?.designPath;
-    if (!designPath) return;
-    await rm(designPath, { force: true }).catch(() => undefined);
+    if (!(await this.options.store.get(jobId))?.designKept) return;
     await this.options.store.dropDesign(jobId);
+    await this.options.keptDesigns.drop(jobId);
   }
 
   /**

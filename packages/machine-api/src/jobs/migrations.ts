@@ -7,6 +7,7 @@ import { type ColumnDefinitionBuilder, type Migration, sql } from 'kysely';
 import { accessMigration } from '../access/tables.js';
 import { farmMachinesMigration, farmMigration } from '../farm/tables.js';
 import { notifyMigration } from '../notify/tables.js';
+import { keptDesignsMigration } from './kept-designs.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -153,5 +154,6 @@ export function jobMigrations(dialect: DialectName): Record<string, Migration> {
     },
     '040_farm': farmMigration(dialect),
     '041_farm_machines': farmMachinesMigration(dialect),
+    '045_queue_design_chunks': keptDesignsMigration(dialect),
   };
 }

@@ -8,8 +8,8 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { mkdir, rename } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { MissingScope } from '../access/errors.js';
 import { type Actor, ANONYMOUS, mayManageJob } from '../access/scopes.js';
@@ -21,11 +21,13 @@ import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { preparePrint } from '../slicer/pipeline.js';
-import { killLeftoverSlicer } from '../slicer/prusa.js';
 import { estimateFilament, filamentSettings } from './filament.js';
 import { isFinal, type Job, type JobParameters, type JobStatus } from './job.js';
-import { type CurrentJob, JobLifecycle } from './lifecycle.js';
+import type { KeptDesigns } from './kept-designs.js';
+import { ClaimLost, type CurrentJob, JobLifecycle } from './lifecycle.js';
 import { assertClearable, assertFilament, assertIdle, filamentIndexFor } from './machine-fit.js';
+import { recoverJobs } from './recovery.js';
+import { onAbort, safeExtension } from './signals-and-names.js';
 import type { JobFilter, JobStore } from './store.js';
 
 export type { CurrentJob } from './lifecycle.js';
@@ -42,6 +44,8 @@ export interface Upload {
 
 export interface JobRunnerOptions {
   store: JobStore;
+  /** Queued jobs' designs, read from the database by whichever instance dispatches them. */
+  keptDesigns: KeptDesigns;
   machines: MachineRegistry;
   observer: MachineObserver;
   metrics: ServiceMetrics;
@@ -80,37 +84,17 @@ export class JobRunner {
   }
 
   /**
-   * Fails the jobs a previous run left in flight (their machines' beds then await a clear), restores the
-   * beds awaiting a clear, and clears leftover files. Returns the failed jobs that had reached their
-   * machine (a run that was killed left them printing): their machines hold what they printed.
+   * Recovers from the previous run (recovery.ts: claimed queue jobs go back to the queue, jobs that were
+   * in flight fail, beds awaiting a clear are restored, leftover files and slicers go). Returns the failed
+   * jobs that had reached their machine: their machines hold what they printed.
    */
   async start(): Promise<Job[]> {
-    const { store, observer, logger, machines } = this.options;
-    const own = machines.machines.map((entry) => entry.id);
-    for (const job of await store.returnClaimed(own))
-      logger.warn({ job: job.id }, 'queued job claimed before a restart goes back to the queue');
-    const interrupted = await store.failUnfinished(own);
-    for (const { job, was } of interrupted) {
-      logger.warn({ job: job.id, machine: job.machineId }, 'job interrupted by a restart');
-      if (job.machineId && (was === 'uploading' || was === 'printing')) {
-        await store.markBedAwaiting(job.machineId, job.updatedAt, job.id);
-      }
-    }
-    for (const bed of await store.awaitingBeds()) observer.setAwaitingClear(bed.machineId, bed.since);
-    // A slicer of a run that was killed (kill -9) keeps running under init: end it before its files go.
-    for (const jobDir of await readdir(this.workRoot).catch(() => [] as string[])) {
-      const pid = await killLeftoverSlicer(join(this.workRoot, jobDir));
-      if (pid !== null) logger.warn({ pid, job: jobDir }, 'stopped a slicer left by a previous run');
-    }
-    await Promise.all(
-      [this.workRoot, this.uploadDir].map((dir) => rm(dir, { recursive: true, force: true })),
-    );
-    await Promise.all([this.workRoot, this.uploadDir].map((dir) => mkdir(dir, { recursive: true })));
-    this.unobserve = observer.onChange((change) => {
+    const interrupted = await recoverJobs(this.options, [this.workRoot, this.uploadDir]);
+    this.unobserve = this.options.observer.onChange((change) => {
       this.lifecycle.watchSilence(change);
       this.lifecycle.watchProgress(change);
     });
-    return interrupted.flatMap(({ job }) => (job.machineId && job.printingAt ? [job] : []));
+    return interrupted;
   }
 
   /** Calls `listener` with every job the runner created or changed; returns the unsubscribe function. */
@@ -236,7 +220,7 @@ export class JobRunner {
    */
   async dispatch(job: Job, entry: RegisteredMachine): Promise<'started' | 'not-ready' | 'failed'> {
     const machineId = entry.id;
-    if (this.isBusy(machineId) || !job.designPath) return 'not-ready';
+    if (this.isBusy(machineId) || !job.designKept) return 'not-ready';
     this.lifecycle.reserve(machineId, `job ${job.id}`);
     try {
       await this.assertReady(entry);
@@ -249,8 +233,8 @@ export class JobRunner {
     try {
       await mkdir(workDir, { recursive: true });
       const designPath = join(workDir, `design${safeExtension(job.fileName)}`);
-      // A copy: the kept design stays for a requeue if this attempt fails.
-      await copyFile(job.designPath, designPath);
+      // A copy, streamed from the database: the kept design stays for a requeue if this attempt fails.
+      await this.options.keptDesigns.copyTo(job.id, designPath);
       launched = true;
       await this.launch(job, entry, designPath, workDir, { forgetRefused: false });
       return 'started';
@@ -387,6 +371,12 @@ export class JobRunner {
       const cancelled = flight.controller.signal.aborted;
       // Only a print the machine had started can have left something on the bed.
       await this.lifecycle.releaseMachine(flight, workDir, flight.handedOver);
+      if (error instanceof ClaimLost) {
+        // The queue has the job again: it is not this machine's to record.
+        this.lifecycle.settle(flight);
+        this.options.logger.warn({ job: jobId, machine: machineId }, error.message);
+        throw error;
+      }
       if (options.forgetRefused && !cancelled && error instanceof ServiceError && error.statusCode < 500) {
         // Refused (bad design, slicer failure, machine refusal): the answer is the error, not a job.
         try {
@@ -409,17 +399,4 @@ export class JobRunner {
       throw flight.cancelError ?? new Conflict(`job ${jobId} was cancelled before it started printing`);
     }
   }
-}
-
-/** Runs `listener` once when `signal` aborts (at once if it already has). */
-function onAbort(signal: AbortSignal | undefined, listener: () => void): void {
-  if (!signal) return;
-  if (signal.aborted) listener();
-  else signal.addEventListener('abort', listener, { once: true });
-}
-
-/** The upload's extension, lower-cased and reduced to safe characters (the content decides the type). */
-function safeExtension(fileName: string): string {
-  const extension = extname(fileName).toLowerCase();
-  return /^\.[a-z0-9]{1,8}$/.test(extension) ? extension : '';
 }

@@ -12,6 +12,7 @@ import {
   type JobStatus,
   type QueueConstraints,
 } from './job.js';
+import { DESIGN_IN_DATABASE } from './kept-designs.js';
 
 export interface NewJob {
   id: string;
@@ -22,8 +23,8 @@ export interface NewJob {
   fileSize: number;
   parameters: JobParameters;
   owner?: string | null;
-  /** Set for a job entering the queue. */
-  queue?: { priority: number; constraints: QueueConstraints; designPath: string };
+  /** Set for a job entering the queue (its design is kept in the database, kept-designs.ts). */
+  queue?: { priority: number; constraints: QueueConstraints };
   /** What the uploaded file says about its filament, when it says something. */
   filament?: JobFilament | null;
 }
@@ -64,14 +65,27 @@ function toJob(row: Selectable<JobsTable>): Job {
     constraints: row.constraints === null ? null : (JSON.parse(row.constraints) as QueueConstraints),
     queuedAt: row.queued_at,
     dispatchedAt: row.dispatched_at,
-    designPath: row.design_path,
+    designKept: row.design_path !== null,
     filament: row.filament === null ? null : (JSON.parse(row.filament) as JobFilament),
     printingAt: row.printing_at,
   };
 }
 
+/**
+ * Queue jobs claimed for a machine but not yet handed to it: still `queued` with a machine, or `slicing`
+ * (the machine has nothing yet). Such a job may go back to the queue when its instance stopped.
+ */
+const CLAIMED_NOT_HANDED: readonly JobStatus[] = ['queued', 'slicing'];
+
+/** What a fenced transition of a claimed queue job requires (see `advanceClaimed`). */
+const FENCED_FROM: Partial<Record<JobStatus, JobStatus>> = { slicing: 'queued', uploading: 'slicing' };
+
 export class JobStore {
-  constructor(private readonly db: Kysely<JobDatabase>) {}
+  constructor(
+    private readonly db: Kysely<JobDatabase>,
+    /** PostgreSQL claims lock the row they take (`FOR UPDATE SKIP LOCKED`); SQLite has one writer. */
+    private readonly dialect: 'sqlite' | 'postgres' = 'sqlite',
+  ) {}
 
   /**
    * The database's change stamp (change-stamp.ts), read synchronously: what a cache of job rows is kept
@@ -104,7 +118,7 @@ export class JobStore {
         constraints: job.queue ? JSON.stringify(job.queue.constraints) : null,
         queued_at: job.queue ? now : null,
         dispatched_at: null,
-        design_path: job.queue?.designPath ?? null,
+        design_path: job.queue ? DESIGN_IN_DATABASE : null,
         filament: job.filament ? JSON.stringify(job.filament) : null,
         printing_at: null,
       })
@@ -214,6 +228,67 @@ export class JobStore {
       .where('id', '=', id)
       .where('status', '=', 'queued')
       .where('machine_id', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toJob(row) : undefined;
+  }
+
+  /**
+   * Claims for `machineId` the first of `candidateIds` (jobs it can take, as read before) that still
+   * waits, in queue order, in one transaction: on PostgreSQL the row is locked with `FOR UPDATE SKIP
+   * LOCKED`, so instances claiming at once each take a different job instead of waiting on each other;
+   * on SQLite (one writer) the conditional update of `claim` decides. Undefined when none waits any more.
+   */
+  async claimFirst(candidateIds: readonly string[], machineId: string): Promise<Job | undefined> {
+    if (candidateIds.length === 0) return undefined;
+    if (this.dialect === 'sqlite') {
+      for (const id of candidateIds) {
+        const claimed = await this.claim(id, machineId);
+        if (claimed) return claimed;
+      }
+      return undefined;
+    }
+    return this.db.transaction().execute(async (tx) => {
+      const first = await tx
+        .selectFrom('jobs')
+        .select('id')
+        .where('id', 'in', [...candidateIds])
+        .where('status', '=', 'queued')
+        .where('machine_id', 'is', null)
+        .orderBy('priority', 'desc')
+        .orderBy('queued_at', 'asc')
+        .orderBy('seq', 'asc')
+        .limit(1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
+      if (!first) return undefined;
+      const now = new Date().toISOString();
+      const row = await tx
+        .updateTable('jobs')
+        .set({ machine_id: machineId, dispatched_at: now, updated_at: now })
+        .where('id', '=', first.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toJob(row);
+    });
+  }
+
+  /**
+   * The fenced steps of a claimed queue job (`slicing` from `queued`, `uploading` from `slicing`): taken
+   * only while the job is still claimed for `machineId` in the step before. Undefined when it is not: the
+   * job went back to the queue meanwhile (its instance was taken for dead), so the caller must drop it,
+   * never print it. A printer gets a file only after `uploading` is recorded, so a job is printed once.
+   */
+  async advanceClaimed(id: string, machineId: string, status: JobStatus): Promise<Job | undefined> {
+    const from = FENCED_FROM[status];
+    if (!from) throw new Error(`no fenced step to ${status}`);
+    const row = await this.db
+      .updateTable('jobs')
+      .set({ status, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .where('machine_id', '=', machineId)
+      .where('status', '=', from)
       .returningAll()
       .executeTakeFirst();
     return row ? toJob(row) : undefined;
@@ -331,16 +406,24 @@ export class JobStore {
   }
 
   /**
-   * Puts back in the queue the jobs the queue had claimed for these machines but not yet handed to them
-   * (still `queued`, with a machine): the service stopped between the claim and the launch, so nothing
-   * reached the printer, and the job waits at its place again. Returns them.
+   * Puts back in the queue the queue jobs claimed for these machines but not yet handed to them (still
+   * `queued` with a machine, or `slicing`): their instance stopped (a restart, or found dead by another
+   * instance) between the claim and the upload, so nothing reached the printer, and the job waits at its
+   * place again. One statement: run by several instances at once, each job goes back once. Returns them.
    */
   async returnClaimed(machineIds: readonly string[]): Promise<Job[]> {
     if (machineIds.length === 0) return [];
     const rows = await this.db
       .updateTable('jobs')
-      .set({ machine_id: null, dispatched_at: null, updated_at: new Date().toISOString() })
-      .where('status', '=', 'queued')
+      .set({
+        status: 'queued',
+        machine_id: null,
+        dispatched_at: null,
+        message: null,
+        estimate: null,
+        updated_at: new Date().toISOString(),
+      })
+      .where('status', 'in', [...CLAIMED_NOT_HANDED])
       .where('queued_at', 'is not', null)
       .where('machine_id', 'in', [...machineIds])
       .returningAll()

@@ -1,26 +1,40 @@
 /** The farm queue (see queue.ts for what it promises): submission, order, dispatch on `ready`. */
 
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { MissingScope } from '../access/errors.js';
-import { type Actor, ANONYMOUS, mayManageJob } from '../access/scopes.js';
+import { type Actor, ANONYMOUS } from '../access/scopes.js';
 import type { DesignWorkers } from '../design/workers.js';
 import { BadRequest, Conflict, NotFound } from '../errors.js';
+import { type FarmMachines, NO_REMOTE_MACHINES } from '../farm/farm-machines.js';
 import { estimateFilament } from '../jobs/filament.js';
 import { isFinal, isWaiting, type Job, type QueueConstraints } from '../jobs/job.js';
+import type { KeptDesigns } from '../jobs/kept-designs.js';
 import type { JobRunner, Upload } from '../jobs/runner.js';
 import type { JobStore } from '../jobs/store.js';
 import type { MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { uploadFilament } from '../slicer/pipeline.js';
+import { assertMayManage, normalised } from './job-rules.js';
 import type { FarmQueue, QueueChange, QueuedJobView, QueueSubmission } from './queue.js';
 import { candidates, type DesignNeeds, explainNoCandidate, factsOf, type MachineFacts } from './routing.js';
 
 export interface QueueServiceOptions {
   store: JobStore;
+  /** Where waiting jobs' designs are kept: the database, readable by every instance of the farm. */
+  keptDesigns: KeptDesigns;
+  /**
+   * The other instances' machines, alive or not (admission considers every configured machine of the
+   * farm; a dead instance's claims go back to the queue); none by default (one host).
+   */
+  farm?: FarmMachines;
+  /**
+   * How often the queue looks at the farm without being told: waiting jobs another instance queued,
+   * claims a dead instance left. The heartbeat interval; 0 (tests of one host) never.
+   */
+  pollIntervalMs?: number;
   runner: JobRunner;
   /** Where designs are measured: off the event loop, within the configured `[server]` limits. */
   designs: DesignWorkers;
@@ -32,8 +46,8 @@ export interface QueueServiceOptions {
 }
 
 export class QueueService implements FarmQueue {
-  /** Where waiting jobs' designs are kept (survives restarts, unlike the runner's work dirs). */
-  private readonly designDir: string;
+  /** Where waiting jobs' designs were kept on disk before they moved to the database (imported at start). */
+  private readonly legacyDesignDir: string;
   private readonly listeners = new Set<(change: QueueChange) => void>();
   /** Job id → place in the queue, refreshed after every change. */
   private positions = new Map<string, number>();
@@ -42,29 +56,72 @@ export class QueueService implements FarmQueue {
   private closed = false;
   private unsubscribe: (() => void)[] = [];
   /** The last list() answer and the stamp and facts it was built from (see list()). */
-  private keptList: { key: string; views: readonly QueuedJobView[] } | null = null;
+  private keptList: { key: string; remote: unknown; views: readonly QueuedJobView[] } | null = null;
+  private readonly farm: FarmMachines;
+  private timer: NodeJS.Timeout | undefined;
+  private looking: Promise<void> | undefined;
 
   constructor(private readonly options: QueueServiceOptions) {
-    this.designDir = join(options.dataDir, 'queue');
+    this.legacyDesignDir = join(options.dataDir, 'queue');
+    this.farm = options.farm ?? NO_REMOTE_MACHINES;
   }
 
-  /** Loads the waiting jobs and starts dispatching whenever a machine becomes ready. */
+  /**
+   * Moves designs a previous version kept on disk into the database, loads the waiting jobs and starts
+   * dispatching whenever a machine becomes ready or the farm's queue changed.
+   */
   async start(): Promise<void> {
-    await mkdir(this.designDir, { recursive: true });
+    const { store, keptDesigns, logger, pollIntervalMs } = this.options;
+    const moved = await keptDesigns.importFromDisk(this.legacyDesignDir);
+    if (moved > 0) logger.info({ designs: moved }, 'queued designs moved from the data dir to the database');
+    await keptDesigns.dropOrphans();
     await this.refreshOrder();
     this.unsubscribe.push(
       this.options.observer.onChange((change) => {
         if (change.kind === 'state' && change.machine.ready) this.schedule();
       }),
     );
+    if (pollIntervalMs) {
+      this.timer = setInterval(() => {
+        this.looking ??= this.lookAtFarm().finally(() => {
+          this.looking = undefined;
+        });
+      }, pollIntervalMs);
+      this.timer.unref();
+    }
     this.schedule();
   }
 
   /** Stops dispatching and waits for a dispatch round under way. */
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.timer);
     for (const unsubscribe of this.unsubscribe) unsubscribe();
+    await this.looking;
     await this.dispatching;
+  }
+
+  /**
+   * One look at the farm (every poll interval): claims that dead instances left before their machines had
+   * the job go back to the queue (one statement: several instances doing it at once return each job
+   * once), and a dispatch round picks up what other instances queued. Bounded: two or three queries.
+   */
+  private async lookAtFarm(): Promise<void> {
+    try {
+      const dead = this.farm
+        .remote()
+        .filter((machine) => !machine.alive)
+        .map((machine) => machine.id);
+      for (const job of await this.options.store.returnClaimed(dead)) {
+        this.options.logger.warn({ job: job.id }, 'job claimed by a dead instance goes back to the queue');
+        this.options.runner.changed(job);
+        this.emit({ reason: 'returned', jobId: job.id, machineId: null });
+      }
+      await this.refreshOrder();
+      this.schedule();
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'queue could not read the farm; retrying at the next look');
+    }
   }
 
   onChange(listener: (change: QueueChange) => void): () => void {
@@ -77,9 +134,7 @@ export class QueueService implements FarmQueue {
     const info = await this.options.designs.inspect(upload.path, upload.fileName, undefined, upload.lines);
     const design: DesignNeeds = { kind: info.kind, size: info.size };
     const constraints = normalised(submission.constraints);
-    if (candidates(this.facts(), constraints, design).length === 0) {
-      throw new BadRequest(explainNoCandidate(this.facts(), constraints, design));
-    }
+    this.assertSomeMachineFits(constraints, design);
     // What the upload says about its filament (G-code comments, a 3MF's slice info), so that the queue
     // can hold the job back from a spool too short for it before anything is sliced.
     const figures = await uploadFilament(upload.path, info.kind);
@@ -90,9 +145,9 @@ export class QueueService implements FarmQueue {
       pricePerKg: null,
     });
     const id = randomUUID();
-    const designPath = join(this.designDir, `${id}${safeExtension(upload.fileName)}`);
-    // The file first, then the row: a crash in between leaves an orphan file, never a job without design.
-    await rename(upload.path, designPath);
+    // The design first, then the row: a crash in between leaves orphan chunks (removed at a later start),
+    // never a job without its design.
+    await this.options.keptDesigns.keep(id, upload.path);
     let job: Job;
     try {
       job = await store.insert({
@@ -108,14 +163,16 @@ export class QueueService implements FarmQueue {
             : {}),
           design,
         },
-        queue: { priority: submission.priority, constraints, designPath },
+        queue: { priority: submission.priority, constraints },
         owner,
         filament,
       });
     } catch (error) {
-      await rm(designPath, { force: true });
+      await this.options.keptDesigns.drop(id);
       throw error;
     }
+    // The queue has taken the upload over: its file is no longer needed.
+    await rm(upload.path, { force: true });
     await this.refreshOrder();
     runner.changed(job);
     this.emit({ reason: 'queued', jobId: id, machineId: null });
@@ -132,9 +189,13 @@ export class QueueService implements FarmQueue {
    */
   async list(): Promise<readonly QueuedJobView[]> {
     const stamp = this.options.store.changeStampNow();
-    const facts = this.facts();
-    const key = stamp === undefined ? undefined : `${stamp}\n${JSON.stringify(facts)}`;
-    if (key !== undefined && this.keptList?.key === key) return this.keptList.views;
+    const local = this.facts();
+    // The mirror answers the same array until a remote machine changed, so its identity is the key.
+    const remote = this.farm.remote();
+    const facts = [...local, ...remote.map((machine) => machine.facts)];
+    const key = stamp === undefined ? undefined : `${stamp}\n${JSON.stringify(local)}`;
+    if (key !== undefined && this.keptList?.key === key && this.keptList.remote === remote)
+      return this.keptList.views;
     const waiting = await this.options.store.waiting();
     const views = Object.freeze(
       waiting.map((job, index) => ({
@@ -143,7 +204,7 @@ export class QueueService implements FarmQueue {
         machines: candidates(facts, job.constraints ?? {}, job.parameters.design ?? null),
       })),
     );
-    if (key !== undefined) this.keptList = { key, views };
+    if (key !== undefined) this.keptList = { key, remote, views };
     return views;
   }
 
@@ -165,12 +226,7 @@ export class QueueService implements FarmQueue {
       );
     }
     const constraints = change.constraints !== undefined ? normalised(change.constraints) : undefined;
-    if (constraints) {
-      const design = current.parameters.design ?? null;
-      if (candidates(this.facts(), constraints, design).length === 0) {
-        throw new BadRequest(explainNoCandidate(this.facts(), constraints, design));
-      }
-    }
+    if (constraints) this.assertSomeMachineFits(constraints, current.parameters.design ?? null);
     const job = await store.reprioritise(jobId, {
       ...(change.priority !== undefined ? { priority: change.priority } : {}),
       ...(constraints ? { constraints } : {}),
@@ -206,7 +262,7 @@ export class QueueService implements FarmQueue {
     if (!isFinal(current.status) || current.status === 'completed') {
       throw new Conflict(`job ${jobId} is ${current.status}; only a failed or cancelled job can be requeued`);
     }
-    if (!current.designPath) {
+    if (!current.designKept) {
       throw new Conflict(
         `job ${jobId} was not submitted through the queue, so its design was not kept; submit it again`,
       );
@@ -251,28 +307,36 @@ export class QueueService implements FarmQueue {
     const taken = new Set<string>();
     const launches: (() => void)[] = [];
     let dispatched = false;
-    for (const job of waiting) {
+    const fits = (job: Job, machineId: string) => {
+      const fact = facts.get(machineId);
+      return (
+        fact !== undefined &&
+        candidates([fact], job.constraints ?? {}, job.parameters.design ?? null).length === 1
+      );
+    };
+    const claimedJobs = new Set<string>();
+    for (const [index, job] of waiting.entries()) {
       if (taken.size === free.length || this.closed) break;
-      const target = free.find((machine) => {
-        const fact = facts.get(machine.id);
-        return (
-          !taken.has(machine.id) &&
-          fact !== undefined &&
-          candidates([fact], job.constraints ?? {}, job.parameters.design ?? null).length === 1
-        );
-      });
+      if (claimedJobs.has(job.id)) continue;
+      const target = free.find((machine) => !taken.has(machine.id) && fits(job, machine.id));
       if (!target) continue;
       const entry = machines.get(target.id);
-      const claimed = entry ? await store.claim(job.id, target.id) : undefined;
+      // This job first, then (when another instance took or is taking it) the next one the machine fits.
+      const next = waiting
+        .slice(index)
+        .filter((other) => !claimedJobs.has(other.id) && fits(other, target.id))
+        .map((other) => other.id);
+      const claimed = entry ? await store.claimFirst(next, target.id) : undefined;
       if (!entry || !claimed) continue;
       taken.add(target.id);
+      claimedJobs.add(claimed.id);
       dispatched = true;
       metrics.jobDispatched(
         target.id,
         (Date.now() - Date.parse(claimed.queuedAt ?? claimed.createdAt)) / 1000,
       );
-      this.positions.delete(job.id);
-      this.emit({ reason: 'dispatched', jobId: job.id, machineId: target.id });
+      this.positions.delete(claimed.id);
+      this.emit({ reason: 'dispatched', jobId: claimed.id, machineId: target.id });
       launches.push(() => this.launch(claimed, entry));
     }
     // Claims first, launches after: the slicing and upload work of the first jobs must not delay the
@@ -296,6 +360,16 @@ export class QueueService implements FarmQueue {
       },
       (error: unknown) => logger.error({ err: error, job: job.id }, 'dispatch failed'),
     );
+  }
+
+  /**
+   * Refuses (400) a job no configured machine of the farm (this instance's, and the others', also of a
+   * stopped instance) could ever take: nothing waits forever.
+   */
+  private assertSomeMachineFits(constraints: QueueConstraints, design: DesignNeeds | null): void {
+    const facts = [...this.facts(), ...this.farm.remote().map((machine) => machine.facts)];
+    if (candidates(facts, constraints, design).length > 0) return;
+    throw new BadRequest(explainNoCandidate(facts, constraints, design));
   }
 
   private facts(): MachineFacts[] {
@@ -327,27 +401,4 @@ export class QueueService implements FarmQueue {
     if (!job) throw new NotFound(`no job with id "${jobId}"`);
     return job;
   }
-}
-
-/** A `print` key manages only its own jobs; `control` manages anyone's. */
-function assertMayManage(actor: Actor, job: Job, what: string): void {
-  if (mayManageJob(actor, job.owner)) return;
-  throw new MissingScope(
-    `job ${job.id} was submitted by ${job.owner === null ? 'no key' : `the key "${job.owner}"`}; ${what} another key's job needs the "control" scope`,
-  );
-}
-
-/** Drops duplicate machine ids; keeps only the keys that constrain. */
-function normalised(constraints: QueueConstraints): QueueConstraints {
-  return {
-    ...(constraints.machine_ids ? { machine_ids: [...new Set(constraints.machine_ids)] } : {}),
-    ...(constraints.material !== undefined ? { material: constraints.material } : {}),
-    ...(constraints.nozzle_diameter !== undefined ? { nozzle_diameter: constraints.nozzle_diameter } : {}),
-    ...(constraints.machine_type !== undefined ? { machine_type: constraints.machine_type } : {}),
-  };
-}
-
-function safeExtension(fileName: string): string {
-  const extension = extname(fileName).toLowerCase();
-  return /^\.[a-z0-9]{1,8}$/.test(extension) ? extension : '';
 }

@@ -1,0 +1,54 @@
+/**
+ * What a start does about the previous run of this instance (a clean stop, a crash or `kill -9`): queue
+ * jobs claimed for its machines but not handed to them yet go back to the queue at their place; jobs that
+ * were in flight on its machines fail with a message (a print that reached a USB or simulated printer
+ * died with the process; their beds then await a clear); beds awaiting a clear are restored; a slicer the
+ * killed run left is ended and the work files go. Only this instance's machines: on a shared database the
+ * other instances' jobs are theirs to judge.
+ */
+
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { MachineObserver } from '../machines/observer.js';
+import type { MachineRegistry } from '../machines/registry.js';
+import { killLeftoverSlicer } from '../slicer/prusa.js';
+import type { Job } from './job.js';
+import type { JobStore } from './store.js';
+
+export interface RecoveryOptions {
+  store: JobStore;
+  machines: MachineRegistry;
+  observer: MachineObserver;
+  logger: Logger;
+}
+
+/**
+ * Recovers, then empties `[workRoot, uploadDir]`. Returns the failed jobs that had reached their machine
+ * (a run that was killed left them printing): their machines hold what they printed.
+ */
+export async function recoverJobs(
+  options: RecoveryOptions,
+  [workRoot, uploadDir]: [string, string],
+): Promise<Job[]> {
+  const { store, observer, logger, machines } = options;
+  const own = machines.machines.map((entry) => entry.id);
+  for (const job of await store.returnClaimed(own))
+    logger.warn({ job: job.id }, 'queued job claimed before a restart goes back to the queue');
+  const interrupted = await store.failUnfinished(own);
+  for (const { job, was } of interrupted) {
+    logger.warn({ job: job.id, machine: job.machineId }, 'job interrupted by a restart');
+    if (job.machineId && (was === 'uploading' || was === 'printing')) {
+      await store.markBedAwaiting(job.machineId, job.updatedAt, job.id);
+    }
+  }
+  for (const bed of await store.awaitingBeds()) observer.setAwaitingClear(bed.machineId, bed.since);
+  // A slicer of a run that was killed (kill -9) keeps running under init: end it before its files go.
+  for (const jobDir of await readdir(workRoot).catch(() => [] as string[])) {
+    const pid = await killLeftoverSlicer(join(workRoot, jobDir));
+    if (pid !== null) logger.warn({ pid, job: jobDir }, 'stopped a slicer left by a previous run');
+  }
+  await Promise.all([workRoot, uploadDir].map((dir) => rm(dir, { recursive: true, force: true })));
+  await Promise.all([workRoot, uploadDir].map((dir) => mkdir(dir, { recursive: true })));
+  return interrupted.flatMap(({ job }) => (job.machineId && job.printingAt ? [job] : []));
+}

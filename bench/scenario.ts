@@ -26,8 +26,10 @@ export interface PreparedScenario {
   /** Extra facts to print beside the numbers (data set size, file size…). */
   notes?: Record<string, string | number>;
   /**
-   * The second baseline of a data route: a script (forked with its port first, then `args`) serving the
-   * same answer from the same SQL run directly on the store, prepared once.
+   * The second baseline, a script forked with its port first, then `args`: for a data route, one serving
+   * the same answer from the same SQL run directly on the store, prepared once; for an upload, a bare
+   * node:http server streaming each body to disk (what receiving it costs at the least). The table's
+   * "vs direct" column is the service's req/s as a ratio of its.
    */
   direct?: { script: string; args: string[] };
   /**

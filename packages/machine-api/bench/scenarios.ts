@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AnyScenario } from '../../../bench/scenario.js';
 import { startService } from '../../../bench/service-process.js';
 import { busyScenario } from './busy.js';
@@ -138,6 +139,8 @@ export const scenarios: AnyScenario[] = [
       const bodies = Array.from({ length: UPLOAD_MACHINES }, (_, i) =>
         printBody(boundary, `up-${String(i).padStart(2, '0')}`, design),
       );
+      // The issue's yardstick for uploads: a bare node:http server streaming each body to disk.
+      const streamedTo = mkdtempSync(join(tmpdir(), 'machine-api-upload-baseline-'));
       return {
         baseUrl: service.baseUrl,
         request: {
@@ -146,8 +149,15 @@ export const scenarios: AnyScenario[] = [
           headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
           bodies,
         },
-        notes: { 'file MB': (design.length / 1e6).toFixed(1) },
-        teardown: service.stop,
+        direct: {
+          script: fileURLToPath(new URL('./upload-baseline.ts', import.meta.url)),
+          args: [streamedTo],
+        },
+        notes: { 'file MB': (design.length / 1e6).toFixed(1), direct: 'bare node:http streaming to disk' },
+        teardown: async () => {
+          await service.stop();
+          rmSync(streamedTo, { recursive: true, force: true });
+        },
       };
     },
   },

@@ -285,7 +285,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       temperatures,
       stats: new JobStats(store, config.filament.currency ?? null),
       notifications: notifications.service,
-      instance,
+      instance: database.dialect === 'postgres' ? instance : null,
       farm: farm.view,
     });
     await queue.start();

@@ -23,7 +23,10 @@ export interface RemoteMachine {
   instance: string;
   /** Where its instance answers (actions on the machine are forwarded there). */
   url: string;
-  /** Whether its instance's heartbeat is within the timeout; a dead instance's machines are offline. */
+  /**
+   * Whether its instance's heartbeat is within the timeout and the snapshot was written since that
+   * instance (re)started; a dead instance's machines are offline.
+   */
   alive: boolean;
   /** Its wire shape (`MachineInfoResponse` without `instance`) as its instance last wrote it. */
   info: Record<string, unknown>;
@@ -109,7 +112,7 @@ export class FarmMachineMirror implements FarmMachines {
         join.onRef('mo.machine_id', '=', 'fm.machine_id').onRef('mo.instance', '=', 'fm.instance'),
       )
       .innerJoin('instances as i', 'i.name', 'fm.instance')
-      .select(['fm.machine_id', 'fm.instance', 'fm.updated_ms', 'i.url', 'i.heartbeat_ms'])
+      .select(['fm.machine_id', 'fm.instance', 'fm.updated_ms', 'i.url', 'i.heartbeat_ms', 'i.started_ms'])
       .select(databaseNowMs(dialect).as('now'))
       .where('fm.instance', '!=', instance)
       .orderBy('fm.machine_id')
@@ -128,7 +131,10 @@ export class FarmMachineMirror implements FarmMachines {
     let changed = heads.length !== this.list.length;
     const next: RemoteMachine[] = [];
     for (const head of heads) {
-      const alive = head.heartbeat_ms > Number(head.now) - heartbeatTimeoutMs;
+      // An instance that (re)started counts as alive for a machine once it wrote the machine anew: until
+      // then the row is what it wrote before it died, and its URL may not be final yet (announce).
+      const alive =
+        head.heartbeat_ms > Number(head.now) - heartbeatTimeoutMs && head.updated_ms >= head.started_ms;
       const before = this.byId.get(head.machine_id);
       const row = snapshots.get(head.machine_id);
       let machine = before;

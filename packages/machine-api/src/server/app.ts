@@ -23,6 +23,7 @@ import {
   MAX_PARAM_LENGTH,
   methodNotAllowedRoutes,
 } from './errors.js';
+import { installForwarding } from './forward.js';
 import { API_VERSION, registerOpenApi } from './openapi.js';
 import { logClientAbort, newRequestId, serializeReply } from './reply-parts.js';
 import { cameraRoutes } from './routes/cameras.js';
@@ -111,6 +112,13 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     settings: options.access,
     keys: context.keys,
     cameraTokens: context.cameraTokens,
+  });
+  // Actions on a machine of another instance go to that instance, after the key check (forward.ts).
+  installForwarding(app, {
+    instance: context.instance,
+    machines: context.machines,
+    farm: context.farm,
+    maxUploadBytes: context.maxUploadBytes,
   });
   // Multipart bodies are parsed only by the upload routes (see below). Elsewhere such a body is accepted
   // unread, as @fastify/multipart's parser would, so those routes answer as before (their own validation).

@@ -8,16 +8,21 @@
  * something about the camera changed). Those inputs are compared on every request, so a change shows in the very
  * next answer; the list's bytes are re-joined only when an entry changed.
  *
+ * On a farm, the machines of the other instances are merged in by id from the farm mirror (remote-machines.ts),
+ * whose entries are replaced whenever they change: the list's bytes are re-joined when the mirror's list did.
+ *
  * The answer is the same for every caller: access checks run in the `onRequest` hook before the handler,
  * and nothing here depends on who asks.
  */
 
 import type { CameraService, CameraStatus } from '../cameras/service.js';
+import type { FarmMachines, RemoteMachine } from '../farm/farm-machines.js';
 import type { CurrentJob, JobRunner } from '../jobs/runner.js';
 import type { MachineIdentity } from '../machines/machine.js';
 import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry } from '../machines/registry.js';
 import { machineInfo } from './convert.js';
+import { remoteMachineJson } from './remote-machines.js';
 
 interface CachedEntry {
   observed: ObservedMachine;
@@ -30,12 +35,16 @@ interface CachedEntry {
 export class MachineListBody {
   private readonly entries: (CachedEntry | undefined)[] = [];
   private bytes: Buffer | null = null;
+  private remote: readonly RemoteMachine[] = [];
 
   constructor(
     private readonly machines: MachineRegistry,
     private readonly observer: MachineObserver,
     private readonly jobs: JobRunner,
     private readonly cameras: CameraService,
+    /** This instance's name on a farm, null alone (see `ServerContext.instance`). */
+    private readonly instance: string | null,
+    private readonly farm: FarmMachines,
   ) {}
 
   /**
@@ -52,7 +61,9 @@ export class MachineListBody {
       return snapshot;
     });
     const observed = pending ? await Promise.all(snapshots) : (snapshots as ObservedMachine[]);
-    let changed = this.bytes === null;
+    const remote = this.farm.remote();
+    let changed = this.bytes === null || remote !== this.remote;
+    this.remote = remote;
     for (const [index, entry] of registered.entries()) {
       const snapshot = observed[index] as ObservedMachine;
       const job = this.jobs.currentJob(entry.id);
@@ -69,13 +80,27 @@ export class MachineListBody {
         continue;
       }
       const info = machineInfo(this.machines, entry, snapshot.status, snapshot, job, camera, identity);
+      if (this.instance !== null) info.instance = this.instance;
       this.entries[index] = { observed: snapshot, camera, job, identity, json: JSON.stringify(info) };
       changed = true;
     }
-    if (changed || !this.bytes) {
-      this.bytes = Buffer.from(`[${this.entries.map((entry) => entry?.json).join(',')}]`);
-    }
+    if (changed || !this.bytes) this.bytes = Buffer.from(`[${this.joined(registered, remote)}]`);
     return this.bytes;
+  }
+
+  /** Local and remote entries merged in id order (both lists are sorted by id). */
+  private joined(registered: MachineRegistry['machines'], remote: readonly RemoteMachine[]): string {
+    if (remote.length === 0) return this.entries.map((entry) => entry?.json).join(',');
+    const parts: string[] = [];
+    let r = 0;
+    for (const [index, entry] of registered.entries()) {
+      for (; r < remote.length && (remote[r] as RemoteMachine).id < entry.id; r++) {
+        parts.push(remoteMachineJson(remote[r] as RemoteMachine));
+      }
+      parts.push(this.entries[index]?.json ?? '');
+    }
+    for (; r < remote.length; r++) parts.push(remoteMachineJson(remote[r] as RemoteMachine));
+    return parts.join(',');
   }
 }
 

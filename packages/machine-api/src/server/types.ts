@@ -70,8 +70,8 @@ export interface ServerContext {
   temperatures: TemperatureService;
   /** Totals over finished jobs (`GET /stats`). */
   stats: JobStats;
-  /** This instance's name in the farm (the `instance` of its machines). */
-  instance: string;
+  /** This instance's name on a farm of several instances (the `instance` of its machines); null on SQLite. */
+  instance: string | null;
   /** The machines of the farm's other instances (none on SQLite). */
   farm: FarmMachines;
 }

@@ -6,8 +6,11 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { ObservedMachine } from '../../machines/observer.js';
+import type { RegisteredMachine } from '../../machines/registry.js';
 import { machineInfo } from '../convert.js';
 import { MachineListBody } from '../machine-list.js';
+import { remoteMachineInfo } from '../remote-machines.js';
 import { MachineIdParams, MachineInfoResponse } from '../schemas/machines.js';
 import { ref } from '../schemas/refs.js';
 import { errorResponses, ok, type RouteOptions } from '../types.js';
@@ -18,8 +21,21 @@ import { errorResponses, ok, type RouteOptions } from '../types.js';
  * Long by design: one registration per route of the area, each a schema and a short handler that calls a service.
  */
 export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
-  const { machines, observer, jobs, cameras } = context;
-  const list = new MachineListBody(machines, observer, jobs, cameras);
+  const { machines, observer, jobs, cameras, instance, farm } = context;
+  const list = new MachineListBody(machines, observer, jobs, cameras, instance, farm);
+  /** A local machine's answer, tagged with this instance on a farm. */
+  const localInfo = (entry: RegisteredMachine, observed: ObservedMachine) => {
+    const info = machineInfo(
+      machines,
+      entry,
+      observed.status,
+      observed,
+      jobs.currentJob(entry.id),
+      cameras.status(entry.id),
+    );
+    if (instance !== null) info.instance = instance;
+    return info;
+  };
 
   app.get(
     '/machines',
@@ -52,19 +68,16 @@ export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       },
     },
     async (request) => {
+      // A machine of another instance is answered from the farm mirror (its instance's last write, or
+      // offline when that instance is dead): reading works whether or not its instance answers.
+      const remote = machines.get(request.params.id) ? undefined : farm.get(request.params.id);
+      if (remote) return remoteMachineInfo(remote);
       const entry = machines.require(request.params.id);
       // One machine is read now (joining a read under way, bounded by its own status timeout): a client
       // asking about one printer wants its progress of this moment, not of the last poll; the list is
       // where the snapshot pays.
       const observed = await observer.refresh(entry.id);
-      return machineInfo(
-        machines,
-        entry,
-        observed.status,
-        observed,
-        jobs.currentJob(entry.id),
-        cameras.status(entry.id),
-      );
+      return localInfo(entry, observed);
     },
   );
 
@@ -83,14 +96,7 @@ export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     async (request) => {
       const entry = machines.require(request.params.id);
       const observed = await context.jobs.clear(entry.id);
-      return machineInfo(
-        machines,
-        entry,
-        observed.status,
-        observed,
-        jobs.currentJob(entry.id),
-        cameras.status(entry.id),
-      );
+      return localInfo(entry, observed);
     },
   );
 
@@ -115,14 +121,7 @@ export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
         const entry = machines.require(request.params.id);
         await entry.machine[action]();
         const observed = await observer.refresh(entry.id);
-        return machineInfo(
-          machines,
-          entry,
-          observed.status,
-          observed,
-          jobs.currentJob(entry.id),
-          cameras.status(entry.id),
-        );
+        return localInfo(entry, observed);
       },
     );
   }

@@ -86,7 +86,7 @@ export const temperatureRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
       const body = request.body as { preset?: string; tool?: number; bed?: number };
       await temperatures.set(entry.id, targetsOf(body, temperatures.preset.bind(temperatures)));
       const observed = await observer.refresh(entry.id);
-      return machineInfo(
+      const info = machineInfo(
         machines,
         entry,
         observed.status,
@@ -94,6 +94,8 @@ export const temperatureRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         jobs.currentJob(entry.id),
         cameras.status(entry.id),
       );
+      if (context.instance !== null) info.instance = context.instance;
+      return info;
     },
   );
 };

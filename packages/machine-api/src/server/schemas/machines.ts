@@ -300,6 +300,12 @@ export const MachineInfoResponse = Type.Object(
     capabilities: Type.Optional(
       describedRef(MachineCapabilities, 'What the service can do with the machine now.'),
     ),
+    instance: Type.Optional(
+      Type.String({
+        description:
+          'On a farm of several instances (PostgreSQL): the instance that drives the machine (its `[server] instance`). Every instance lists every machine of the farm; actions on a machine of another instance are forwarded to it. Absent on a single instance (SQLite).',
+      }),
+    ),
   },
   { $id: 'MachineInfoResponse', description: 'Information regarding a connected machine.' },
 );

@@ -1,0 +1,208 @@
+/**
+ * Actions on a machine another instance of the farm drives are carried out by that instance: the request
+ * is forwarded to it (its `url` in `instances`) and its answer relayed — the same status, body and the
+ * headers that matter. One place for every route that acts on one machine (`machineParamOf` names them):
+ * a route-level `onRequest` hook that runs after the key check, before any body is read, so the body is
+ * streamed on as it arrives (bounded by the upload limit) and never held here.
+ *
+ * The caller's own credentials go with it (X-Api-Key, Authorization, the camera token in the query): the
+ * owner authenticates the same key against the same database, so a forwarded request never has more
+ * permissions than the caller. The `Origin` is not passed on: this instance applied its origin policy
+ * already, and the owner would see the browser's origin as foreign to its own host.
+ *
+ * A forwarded request carries `X-Machine-Api-Forwarded-By`; an instance never forwards such a request
+ * again (no loops, no second hop): if it does not drive the machine either (the farm moved it meanwhile),
+ * it answers 503 and the client retries.
+ */
+
+import { Transform } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { Agent, request as send } from 'undici';
+import { PayloadTooLarge, ServiceError } from '../errors.js';
+import type { FarmMachines, RemoteMachine } from '../farm/farm-machines.js';
+import type { MachineRegistry } from '../machines/registry.js';
+
+/** Names the instance that forwarded a request; such a request is never forwarded again. */
+export const FORWARDED_BY = 'x-machine-api-forwarded-by';
+
+/** How long the owner may take to connect, and to answer (headers, then between body chunks). */
+const CONNECT_TIMEOUT_MS = 5_000;
+const ANSWER_TIMEOUT_MS = 60_000;
+/** Room for the multipart framing and the `params` part around an upload of the largest allowed file. */
+const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
+
+/** Headers that belong to one connection, not to the request (RFC 9110 §7.6.1), and ones replaced here. */
+const NOT_FORWARDED = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'host',
+  'origin',
+  FORWARDED_BY,
+]);
+
+/** The owner's answer headers that say something about the answer itself. */
+const RELAYED = [
+  'content-type',
+  'content-length',
+  'content-disposition',
+  'cache-control',
+  'etag',
+  'last-modified',
+  'location',
+  'retry-after',
+  'www-authenticate',
+  'set-cookie',
+  'x-request-id',
+];
+
+/** The owner of the machine is not answering (dead, or unreachable). */
+export class InstanceUnavailable extends ServiceError {
+  constructor(message: string) {
+    super(503, 'InstanceUnavailable', message);
+  }
+}
+
+/**
+ * The parameter naming the machine a route acts on, or null for a route that acts on none. Every
+ * `/machines/{id}/…` action and every OctoPrint route of a machine's base (`/octoprint/{id}/…`) but its
+ * push channel (a WebSocket, reached on the machine's own instance). `GET /machines/{id}` is not here:
+ * it is answered from the farm mirror, also when the owner is dead.
+ */
+export function machineParamOf(url: string): string | null {
+  if (url.startsWith('/machines/:id/')) return 'id';
+  if (url.startsWith('/octoprint/:target/') && !url.endsWith('/sockjs/websocket')) return 'target';
+  return null;
+}
+
+export interface ForwardingOptions {
+  /** This instance's name on a farm; null alone (nothing is forwarded). */
+  instance: string | null;
+  machines: MachineRegistry;
+  farm: FarmMachines;
+  /** The upload limit: a forwarded body is cut off (413) beyond it plus the multipart framing. */
+  maxUploadBytes: number;
+}
+
+/** Adds the forwarding hook to every route `machineParamOf` names (call before the routes are registered). */
+export function installForwarding(app: FastifyInstance, options: ForwardingOptions): void {
+  const { instance } = options;
+  if (instance === null) return;
+  const dispatcher = new Agent({
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    headersTimeout: ANSWER_TIMEOUT_MS,
+    bodyTimeout: ANSWER_TIMEOUT_MS,
+  });
+  app.addHook('onClose', async () => {
+    await dispatcher.close();
+  });
+  app.addHook('onRoute', (route) => {
+    if (route.config?.methodNotAllowed) return;
+    const param = machineParamOf(route.url ?? '');
+    if (!param) return;
+    const hook: onRequestHookHandler = async (request, reply) => {
+      const id = (request.params as Record<string, string | undefined>)[param];
+      if (id === undefined || options.machines.get(id)) return;
+      const remote = options.farm.get(id);
+      // Not a machine of the farm: the route answers as for any unknown id.
+      if (!remote) return;
+      if (request.headers[FORWARDED_BY] !== undefined) {
+        throw new InstanceUnavailable(
+          `machine "${id}" is not driven by instance "${instance}" (it moved to "${remote.instance}" while the request was forwarded); retry`,
+        );
+      }
+      await relay(request, reply, remote, { instance, dispatcher, maxUploadBytes: options.maxUploadBytes });
+      return reply;
+    };
+    const existing = route.onRequest;
+    // After the key check (access/hook.ts appends it in its own onRoute hook, registered before this one).
+    route.onRequest = [
+      ...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]),
+      hook,
+    ];
+  });
+}
+
+/** Sends the request to the machine's instance and relays its answer. */
+async function relay(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  remote: RemoteMachine,
+  options: { instance: string; dispatcher: Agent; maxUploadBytes: number },
+): Promise<void> {
+  if (!remote.alive) {
+    throw new InstanceUnavailable(
+      `machine "${remote.id}" is driven by instance "${remote.instance}", which is not answering (no heartbeat within the timeout); retry when it is back`,
+    );
+  }
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value;
+  }
+  headers[FORWARDED_BY] = options.instance;
+  const limit = options.maxUploadBytes + MULTIPART_OVERHEAD_BYTES;
+  const declared = Number(request.headers['content-length'] ?? 0);
+  if (declared > limit) throw tooLarge(options.maxUploadBytes);
+  const hasBody =
+    request.method !== 'GET' &&
+    request.method !== 'HEAD' &&
+    (declared > 0 || request.headers['transfer-encoding'] !== undefined);
+  const bounded = hasBody ? byteLimit(limit) : undefined;
+  if (bounded) request.raw.pipe(bounded);
+  // The client going away ends the forwarded request too (an upload, a camera stream).
+  const abort = new AbortController();
+  const onClose = () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  };
+  reply.raw.once('close', onClose);
+  let answer: Awaited<ReturnType<typeof send>>;
+  try {
+    answer = await send(new URL(request.url, remote.url), {
+      method: request.method as 'GET',
+      headers,
+      body: bounded ?? null,
+      dispatcher: options.dispatcher,
+      signal: abort.signal,
+    });
+  } catch (error) {
+    reply.raw.off('close', onClose);
+    if (bounded?.exceeded) throw tooLarge(options.maxUploadBytes);
+    throw new InstanceUnavailable(
+      `machine "${remote.id}" is driven by instance "${remote.instance}", which did not answer at ${remote.url}: ${(error as Error).message}`,
+    );
+  }
+  reply.code(answer.statusCode);
+  for (const name of RELAYED) {
+    const value = answer.headers[name];
+    if (value !== undefined) reply.header(name, value);
+  }
+  answer.body.once('close', () => reply.raw.off('close', onClose));
+  reply.send(answer.body);
+}
+
+function tooLarge(maxUploadBytes: number): PayloadTooLarge {
+  return new PayloadTooLarge(`the request body is larger than the upload limit of ${maxUploadBytes} bytes`);
+}
+
+/** A pass-through that fails once more than `limit` bytes went through it. */
+function byteLimit(limit: number): Transform & { exceeded: boolean } {
+  let seen = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      if (seen > limit) {
+        stream.exceeded = true;
+        callback(new Error(`more than ${limit} bytes`));
+        return;
+      }
+      callback(null, chunk);
+    },
+  }) as Transform & { exceeded: boolean };
+  stream.exceeded = false;
+  return stream;
+}

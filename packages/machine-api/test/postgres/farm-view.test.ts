@@ -1,0 +1,233 @@
+/**
+ * Any instance answers for the whole farm (machine-api-postgres project only): instance a lists instance
+ * b's machines tagged with b, forwards actions on them to b (the same status and body as b answers, the
+ * caller's key checked as b checks it, never a second hop), and lists them offline with b named once b
+ * is killed (`kill -9`: no goodbye, the heartbeat just stops), until b is back.
+ */
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runKeysCommand } from '../../src/keys-command.js';
+import { type MachineApiUnderTest, startMachineApi, waitFor } from '../harness.js';
+import { createPostgresDatabase } from '../test-database.js';
+
+const cli = new URL('../../src/cli.ts', import.meta.url).pathname;
+
+function config(instance: string, machines: string[]): string {
+  return [
+    '[server]',
+    `instance = "${instance}"`,
+    'auth = "keys"',
+    'heartbeat_timeout_seconds = 1',
+    ...machines.flatMap((id) => [`[machines.${id}]`, 'type = "Noop"']),
+  ].join('\n');
+}
+
+let databaseUrl: string;
+let dir: string;
+let a: MachineApiUnderTest;
+let b: { child: ChildProcess; url: string } | undefined;
+let admin: string;
+let reader: string;
+
+/** Starts instance b as its own process (`machine-api serve`), so that it can be killed as a host dies. */
+async function serveB(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      cli,
+      'serve',
+      '--json',
+      '--config',
+      join(dir, 'b.toml'),
+      '--bind',
+      '127.0.0.1:0',
+      '--data-dir',
+      join(dir, 'b-data'),
+      '--database-url',
+      databaseUrl,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const url = await waitFor(() => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], {
+    timeoutMs: 60_000,
+    what: `instance b to listen (output: ${output})`,
+  });
+  return { child, url };
+}
+
+async function createKey(name: string, scope: string): Promise<string> {
+  let out = '';
+  const code = await runKeysCommand(['create'], {
+    dataDir: a.dataDir,
+    databaseUrl,
+    name,
+    scope,
+    out: (text) => (out += text),
+  });
+  expect(code).toBe(0);
+  return out.split('\n')[0] ?? '';
+}
+
+async function call(base: string, path: string, key: string, init: RequestInit = {}) {
+  const response = await fetch(`${base}${path}`, {
+    ...init,
+    headers: { 'x-api-key': key, ...(init.headers as Record<string, string>) },
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    requestId: response.headers.get('x-request-id'),
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : null,
+  };
+}
+
+/** An answer without its request id (each instance numbers its own requests). */
+function withoutRequestId(answer: Awaited<ReturnType<typeof call>>) {
+  const { request_id: _id, ...body } = answer.body ?? {};
+  return { status: answer.status, type: answer.type, body };
+}
+
+type Listed = { id: string; instance?: string; state: { state: string } };
+
+beforeAll(async () => {
+  databaseUrl = await createPostgresDatabase();
+  dir = await mkdtemp(join(tmpdir(), 'machine-api-farm-view-'));
+  await writeFile(join(dir, 'b.toml'), config('b', ['b1', 'b2']));
+  a = await startMachineApi(config('a', ['a1', 'c1']), { databaseUrl });
+  b = await serveB();
+  admin = await createKey('farm-admin', 'read,print,control,admin');
+  reader = await createKey('reader', 'read');
+});
+
+afterAll(async () => {
+  b?.child.kill('SIGKILL');
+  await a?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('any instance answers for the whole farm', () => {
+  it("lists b's machines on a, tagged with b, as b answers them", async () => {
+    const listed = await waitFor(
+      async () => {
+        const machines = (await call(a.baseUrl, '/machines', reader)).body as unknown as Listed[];
+        return machines.length === 4 && machines.every((m) => m.state.state === 'idle') && machines;
+      },
+      { timeoutMs: 10_000, what: "a to list b's machines idle" },
+    );
+    expect(listed.map(({ id, instance }) => ({ id, instance }))).toEqual([
+      { id: 'a1', instance: 'a' },
+      { id: 'b1', instance: 'b' },
+      { id: 'b2', instance: 'b' },
+      { id: 'c1', instance: 'a' },
+    ]);
+    const onB = await call(b!.url, '/machines/b1', reader);
+    expect(listed[1]).toEqual(onB.body);
+    expect(await call(a.baseUrl, '/machines/b1', reader)).toMatchObject({ status: 200, body: onB.body });
+  });
+
+  it("forwards an action on b's machine to b: the same status and body, the caller's key checked as b checks it", async () => {
+    // Nothing prints on b1: b refuses to pause it, and a answers exactly that.
+    const viaA = await call(a.baseUrl, '/machines/b1/pause', admin, { method: 'POST' });
+    const onB = await call(b!.url, '/machines/b1/pause', admin, { method: 'POST' });
+    expect(viaA.status).toBe(409);
+    expect(withoutRequestId(viaA)).toEqual(withoutRequestId(onB));
+    // The answer is b's own: its request id in the header and the body agree.
+    expect(viaA.body?.request_id).toBe(viaA.requestId);
+
+    // A body goes along: a temperature change is carried out by b.
+    const heat = {
+      method: 'POST',
+      body: JSON.stringify({ tool: 200, bed: 60 }),
+      headers: { 'content-type': 'application/json' },
+    };
+    const heated = await call(a.baseUrl, '/machines/b2/temperature', admin, heat);
+    expect(heated.status).toBe(200);
+    expect(heated.body).toMatchObject({
+      id: 'b2',
+      instance: 'b',
+      temperatures: { extruder: { target: 200 }, bed: { target: 60 } },
+    });
+
+    // A read-only key is refused as b refuses it; a wrong key too.
+    const refusedViaA = await call(a.baseUrl, '/machines/b1/stop', reader, { method: 'POST' });
+    const refusedOnB = await call(b!.url, '/machines/b1/stop', reader, { method: 'POST' });
+    expect(refusedViaA.status).toBe(403);
+    expect(withoutRequestId(refusedViaA)).toEqual(withoutRequestId(refusedOnB));
+    expect((await call(a.baseUrl, '/machines/b1/stop', 'nope', { method: 'POST' })).status).toBe(401);
+
+    // The OctoPrint base of b's machine answers through a as on b.
+    const printerViaA = await call(a.baseUrl, '/octoprint/b1/api/printer', reader);
+    const printerOnB = await call(b!.url, '/octoprint/b1/api/printer', reader);
+    expect(printerViaA.status).toBe(200);
+    expect(printerViaA.body).toEqual(printerOnB.body);
+  });
+
+  it('never forwards a forwarded request again', async () => {
+    const answer = await call(a.baseUrl, '/machines/b1/pause', admin, {
+      method: 'POST',
+      headers: { 'x-machine-api-forwarded-by': 'b' },
+    });
+    expect(answer.status).toBe(503);
+    expect(answer.body).toMatchObject({
+      error_code: 'InstanceUnavailable',
+      message:
+        'machine "b1" is not driven by instance "a" (it moved to "b" while the request was forwarded); retry',
+    });
+  });
+
+  it("lists b's machines offline, with b named, once b is killed, and back when b returns", async () => {
+    b?.child.kill('SIGKILL');
+    const offline = await waitFor(
+      async () => {
+        const machines = (await call(a.baseUrl, '/machines', reader)).body as unknown as Listed[];
+        const ofB = machines.filter((m) => m.instance === 'b');
+        return ofB.length === 2 && ofB.every((m) => m.state.state === 'offline') && machines;
+      },
+      { timeoutMs: 10_000, what: "a to list b's machines offline" },
+    );
+    expect(offline.map(({ id, instance, state }) => ({ id, instance, state }))).toEqual([
+      { id: 'a1', instance: 'a', state: { state: 'idle' } },
+      { id: 'b1', instance: 'b', state: { state: 'offline' } },
+      { id: 'b2', instance: 'b', state: { state: 'offline' } },
+      { id: 'c1', instance: 'a', state: { state: 'idle' } },
+    ]);
+    expect((await call(a.baseUrl, '/machines/b1', reader)).body).toMatchObject({
+      id: 'b1',
+      instance: 'b',
+      state: { state: 'offline' },
+      ready: false,
+    });
+    const refused = await call(a.baseUrl, '/machines/b1/pause', admin, { method: 'POST' });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({
+      error_code: 'InstanceUnavailable',
+      message:
+        'machine "b1" is driven by instance "b", which is not answering (no heartbeat within the timeout); retry when it is back',
+    });
+
+    b = await serveB();
+    await waitFor(
+      async () => {
+        const machines = (await call(a.baseUrl, '/machines', reader)).body as unknown as Listed[];
+        return machines.filter((m) => m.instance === 'b' && m.state.state === 'idle').length === 2;
+      },
+      { timeoutMs: 10_000, what: "a to list b's machines idle again" },
+    );
+    const paused = await call(a.baseUrl, '/machines/b1/pause', admin, { method: 'POST' });
+    expect(paused.status).toBe(409);
+  });
+});

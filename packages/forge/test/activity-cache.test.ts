@@ -3,7 +3,8 @@
 // what the answer depends on (over HTTP where the API can, on the database where only an operator or
 // another process can), then ask again: the answer must be that of the rows now, never the kept one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { heatmapBuckets, insertActions } from '../src/store/actions.js';
+import { heatmapBuckets } from '../src/store/action-heatmap.js';
+import { insertActions } from '../src/store/actions.js';
 import { startTestForge, type TestForge, type TestUser } from './harness.js';
 import { createRepo, type TestRepo } from './repo-fixtures.js';
 import { testingPostgres } from './test-database.js';

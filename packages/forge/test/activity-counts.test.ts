@@ -4,7 +4,9 @@
 import fc from 'fast-check';
 import { type Kysely, type SqlBool, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ActionViewer, heatmapBuckets, insertActions, listFeed } from '../src/store/actions.js';
+import { listFeed } from '../src/store/action-feed.js';
+import { heatmapBuckets } from '../src/store/action-heatmap.js';
+import { type ActionViewer, insertActions } from '../src/store/actions.js';
 import type { Database } from '../src/store/schema.js';
 import { startTestForge, type TestForge, type TestUser } from './harness.js';
 import { createRepo, type TestRepo } from './repo-fixtures.js';

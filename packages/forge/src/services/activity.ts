@@ -1,14 +1,13 @@
 import { heatmapCache } from '../cache/heatmap-cache.js';
 import { heatmapJson } from '../convert/heatmap.js';
+import { listFeed } from '../store/action-feed.js';
 import {
-  type ActionViewer,
-  activityGenerations,
   HEATMAP_BUCKET_SECONDS,
   heatmapHeadCount,
   heatmapWholeBuckets,
   heatmapWindow,
-  listFeed,
-} from '../store/actions.js';
+} from '../store/action-heatmap.js';
+import { type ActionViewer, activityGenerations } from '../store/actions.js';
 import { type ActionRow, type UserRow, UserType } from '../store/schema.js';
 import { nowUnix, type ServiceContext } from './context.js';
 import { type RepositoryView, repositoryViewsById } from './repo-views.js';

@@ -3,6 +3,7 @@ import type { PathUser } from '../auth/context.js';
 import { hashPassword, verifyPassword } from '../auth/secrets.js';
 import { BadRequest, Invalid, NotFound } from '../errors.js';
 import { type UserRow, UserType, type UserUpdate, Visibility } from '../store/schema.js';
+import { searchUsers } from '../store/user-search.js';
 import {
   countOwnedRepositories,
   countUsers,
@@ -14,7 +15,6 @@ import {
   insertUser,
   isOrgMember,
   listUsersByType,
-  searchUsers,
   shareAnOrg,
   updateUser,
 } from '../store/users.js';

@@ -1,6 +1,12 @@
+/**
+ * The activity rows (`action`): recording them, and what every read of them shares: the viewer's
+ * restrictions (Gitea's `activityQueryCondition`) and the generations that tell a cached answer still
+ * holds. The heatmap is read in ./action-heatmap.ts, the feed in ./action-feed.ts.
+ */
+
 import { type Insertable, type Kysely, type SqlBool, sql } from 'kysely';
-import { compiledQuery, compiledShapedQuery } from './compiled-query.js';
-import type { ActionRow, ActionTable, Database } from './schema.js';
+import { compiledQuery } from './compiled-query.js';
+import type { ActionTable, Database } from './schema.js';
 
 type Db = Kysely<Database>;
 
@@ -36,7 +42,7 @@ export interface ActionViewer {
 }
 
 /** The tables whose rows carry an actor and a repository: the action rows and their counts. */
-type ActivityTable = 'action' | 'action_heatmap' | 'action_feed_count';
+export type ActivityTable = 'action' | 'action_heatmap' | 'action_feed_count';
 
 /**
  * Rows a non-admin viewer may see: the acting user does not keep activity private and is visible to the
@@ -48,7 +54,7 @@ type ActivityTable = 'action' | 'action_heatmap' | 'action_feed_count';
  * (EXISTS): a list subquery (`IN (SELECT id FROM user WHERE …)`) would collect every public user and
  * repository of the site on each request.
  */
-function viewerCondition(table: ActivityTable, viewer: ActionViewer) {
+export function viewerCondition(table: ActivityTable, viewer: ActionViewer) {
   const id = viewer.viewerId;
   const actUser = sql.ref(`${table}.act_user_id`);
   const repo = sql.ref(`${table}.repo_id`);
@@ -78,19 +84,19 @@ function viewerCondition(table: ActivityTable, viewer: ActionViewer) {
  * SQL text only by being anonymous or not, by the requested user being an organization, and by being
  * restricted; the ids go in as values.
  */
-function viewerShapeKey(viewer: ActionViewer | null): string {
+export function viewerShapeKey(viewer: ActionViewer | null): string {
   if (!viewer) return 'all';
   if (viewer.viewerId === null) return 'anonymous';
   return `${viewer.requestedIsOrg ? 'org' : 'user'}${viewer.restricted ? ':restricted' : ''}`;
 }
 
 /** `viewer`'s shape with the call's stand-ins for its ids (see compiledShapedQuery). */
-function viewerWith(viewer: ActionViewer, viewerId: number, requestedId: number): ActionViewer {
+export function viewerWith(viewer: ActionViewer, viewerId: number, requestedId: number): ActionViewer {
   return { ...viewer, viewerId: viewer.viewerId === null ? null : viewerId, requestedId };
 }
 
 /** The viewer's ids as statement values (unused ones as 0). */
-function viewerValues(viewer: ActionViewer | null): [number, number] {
+export function viewerValues(viewer: ActionViewer | null): [number, number] {
   return [viewer?.viewerId ?? 0, viewer?.requestedId ?? 0];
 }
 
@@ -99,155 +105,9 @@ function viewerValues(viewer: ActionViewer | null): [number, number] {
  * of none) are left out of the rows and of the counts alike. An empty list stands in as [-1] (no such
  * id), so `IN` always has an element; the list's length is part of the compiled statement's key.
  */
-function repoIdsValue(onlyRepoIds: readonly number[] | undefined): number[] {
+export function repoIdsValue(onlyRepoIds: readonly number[] | undefined): number[] {
   return onlyRepoIds?.length ? [...onlyRepoIds] : [-1];
 }
-
-/** Width of a heatmap bucket: Gitea groups contributions by `created_unix / 900 * 900`. */
-const BUCKET_SECONDS = 900;
-
-export interface HeatmapFilter {
-  userId: number;
-  /** Count only the user's own acts (a user's heatmap; an organization's counts every row of its feed). */
-  performedByUser: boolean;
-  /** Count rows created after this unix second. */
-  since: number;
-  viewer: ActionViewer | null;
-  /** Only rows of these repositories (a repository-scoped token's); undefined: no such limit. */
-  onlyRepoIds?: readonly number[];
-}
-
-/** The window of a heatmap counting rows created after `since`, in 15-minute buckets. */
-export interface HeatmapWindow {
-  /** The first unix second counted. */
-  first: number;
-  /** The first bucket wholly inside the window: `first` rounded up to a bucket boundary. */
-  whole: number;
-}
-
-export function heatmapWindow(since: number): HeatmapWindow {
-  const first = since + 1;
-  return { first, whole: Math.ceil(first / BUCKET_SECONDS) * BUCKET_SECONDS };
-}
-
-/**
- * Contribution counts per 15-minute UTC bucket of a user's rows newer than `since`, read from the
- * triggers' `action_heatmap` counts: one entry per bucket, actor and repository instead of one per row.
- * The buckets wholly after `since` come from the counts; the one `since` falls inside (rows after it
- * only) is counted on the action rows, so the answer is exactly that of counting the rows.
- */
-export async function heatmapBuckets(
-  db: Db,
-  filter: HeatmapFilter,
-): Promise<Array<{ timestamp: number; contributions: number }>> {
-  const window = heatmapWindow(filter.since);
-  const answer = await heatmapWholeBuckets(db, filter, window);
-  const head = await heatmapHeadCount(db, filter, window);
-  return head > 0 ? [{ timestamp: window.whole - BUCKET_SECONDS, contributions: head }, ...answer] : answer;
-}
-
-/** The buckets of `heatmapBuckets` wholly inside the window, oldest first. */
-export async function heatmapWholeBuckets(
-  db: Db,
-  filter: HeatmapFilter,
-  window: HeatmapWindow,
-): Promise<Array<{ timestamp: number; contributions: number }>> {
-  const rows = await wholeBuckets(
-    db,
-    filter,
-    filter.userId,
-    ...viewerValues(filter.viewer),
-    window.whole,
-    repoIdsValue(filter.onlyRepoIds),
-  );
-  return rows.map((r) => ({ timestamp: Number(r.timestamp), contributions: Number(r.contributions) }));
-}
-
-type HeatmapShape = Pick<HeatmapFilter, 'performedByUser' | 'viewer' | 'onlyRepoIds'>;
-const heatmapShapeKey = (shape: HeatmapShape) =>
-  `${shape.performedByUser}|${viewerShapeKey(shape.viewer)}|${shape.onlyRepoIds !== undefined}`;
-
-const wholeBuckets = compiledShapedQuery(
-  (
-    db,
-    shape: HeatmapShape,
-    userId: number,
-    viewerId: number,
-    requestedId: number,
-    whole: number,
-    repoIds: number[],
-  ) => {
-    let buckets = db
-      .selectFrom('action_heatmap')
-      .select([
-        'action_heatmap.bucket as timestamp',
-        (eb) => eb.fn.sum<number>('action_heatmap.contributions').as('contributions'),
-      ])
-      .where('action_heatmap.user_id', '=', userId)
-      .where('action_heatmap.bucket', '>=', whole);
-    if (shape.performedByUser) buckets = buckets.where('action_heatmap.act_user_id', '=', userId);
-    if (shape.onlyRepoIds) buckets = buckets.where('action_heatmap.repo_id', 'in', repoIds);
-    if (shape.viewer) {
-      buckets = buckets.where(
-        viewerCondition('action_heatmap', viewerWith(shape.viewer, viewerId, requestedId)),
-      );
-    }
-    return buckets.groupBy('action_heatmap.bucket').orderBy('action_heatmap.bucket');
-  },
-  heatmapShapeKey,
-);
-
-/**
- * The count of the bucket `since` falls inside (its rows after `since`), whose bucket starts at
- * `window.whole - 900`; 0 when the window starts on a bucket boundary.
- */
-export async function heatmapHeadCount(
-  db: Db,
-  filter: HeatmapFilter,
-  window: HeatmapWindow,
-): Promise<number> {
-  if (window.first === window.whole) return 0;
-  const [row] = await headCount(
-    db,
-    filter,
-    filter.userId,
-    ...viewerValues(filter.viewer),
-    window.first,
-    window.whole,
-    repoIdsValue(filter.onlyRepoIds),
-  );
-  return Number(row?.n ?? 0);
-}
-
-const headCount = compiledShapedQuery(
-  (
-    db,
-    shape: HeatmapShape,
-    userId: number,
-    viewerId: number,
-    requestedId: number,
-    first: number,
-    whole: number,
-    repoIds: number[],
-  ) => {
-    let partial = db
-      .selectFrom('action')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('action.user_id', '=', userId)
-      .where('action.created_unix', '>=', first)
-      .where('action.created_unix', '<', whole);
-    if (shape.performedByUser) partial = partial.where('action.act_user_id', '=', userId);
-    if (shape.onlyRepoIds) partial = partial.where('action.repo_id', 'in', repoIds);
-    if (shape.viewer) {
-      partial = partial.where(viewerCondition('action', viewerWith(shape.viewer, viewerId, requestedId)));
-    }
-    return partial;
-  },
-  heatmapShapeKey,
-);
-
-/** Seconds of a heatmap bucket (Gitea's `created_unix / 900 * 900`). */
-export const HEATMAP_BUCKET_SECONDS = BUCKET_SECONDS;
 
 /**
  * The generations (migration 012) of `userId`'s action rows and of who may see whose activity, as one
@@ -267,153 +127,3 @@ export async function activityGenerations(db: Db, userId: number): Promise<strin
 const generationsOf = compiledQuery((db, userId: number) =>
   db.selectFrom('activity_generation').select(['scope', 'generation']).where('scope', 'in', [0, userId]),
 );
-
-export interface FeedFilter {
-  userId: number;
-  onlyPerformedBy: boolean;
-  includePrivate: boolean;
-  /** Viewer restrictions; null = none (a site admin, or the user themself). */
-  viewer: ActionViewer | null;
-  /** Inclusive unix-second range of one day, when `date` was given. */
-  between?: [number, number];
-  /** Only rows of these repositories (a repository-scoped token's); undefined: no such limit. */
-  onlyRepoIds?: readonly number[];
-  offset: number;
-  limit: number;
-}
-
-/**
- * One page of a user's received feed (newest first) and the total, in one statement where the route ran
- * two one after the other (a round trip each on PostgreSQL): each row carries the total as an
- * uncorrelated scalar subquery, which SQLite and PostgreSQL (an InitPlan) evaluate once per statement.
- * The total comes from the triggers' `action_feed_count` (one entry per actor, repository and privacy),
- * except for one day's feed, which counts that day's rows. An empty page has no row to carry the total:
- * it is read on its own.
- *
- * The rows' actors and repositories are not joined in: a join repeats an actor's 31 columns on every
- * row of the page, and PostgreSQL hashes the whole user table for it (EXPLAIN: 0.4 ms where the page
- * takes 0.1), which in the bench cost more than the round trips it saved.
- */
-export async function listFeed(db: Db, filter: FeedFilter): Promise<{ rows: ActionRow[]; total: number }> {
-  const [from, to] = filter.between ?? [0, 0];
-  const values = [
-    filter.userId,
-    ...viewerValues(filter.viewer),
-    from,
-    to,
-    repoIdsValue(filter.onlyRepoIds),
-  ] as const;
-  const page = await feedPage(db, filter, ...values, filter.offset, filter.limit);
-  const first = page[0];
-  if (first === undefined) {
-    const total = filter.between
-      ? Number((await feedDayCount(db, filter, ...values))[0]?.n ?? 0)
-      : await feedTotal(db, filter);
-    return { rows: [], total };
-  }
-  const rows: ActionRow[] = page.map(({ page_total: _, ...row }) => row);
-  // SUM over no rows is NULL.
-  return { rows, total: Number(first.page_total ?? 0) };
-}
-
-type FeedShape = Pick<
-  FeedFilter,
-  'onlyPerformedBy' | 'includePrivate' | 'viewer' | 'between' | 'onlyRepoIds'
->;
-const feedShapeKey = (shape: FeedShape) =>
-  `${shape.onlyPerformedBy}|${shape.includePrivate}|${viewerShapeKey(shape.viewer)}|${shape.between !== undefined}|${shape.onlyRepoIds !== undefined}`;
-
-/** A feed query's values, in the order its compiled SQL takes them (see compiledShapedQuery). */
-type FeedValues = [
-  userId: number,
-  viewerId: number,
-  requestedId: number,
-  from: number,
-  to: number,
-  repoIds: number[],
-];
-
-/** The feed rows `shape` lets through, of one day (`from`..`to`, inclusive) when it has `between`. */
-function feedRows(
-  db: Db,
-  shape: FeedShape,
-  ...[userId, viewerId, requestedId, from, to, repoIds]: FeedValues
-) {
-  let query = db.selectFrom('action').where('action.user_id', '=', userId).where('action.is_deleted', '=', 0);
-  if (shape.onlyPerformedBy) query = query.where('action.act_user_id', '=', userId);
-  if (shape.onlyRepoIds) query = query.where('action.repo_id', 'in', repoIds);
-  if (!shape.includePrivate) query = query.where('action.is_private', '=', 0);
-  if (shape.viewer)
-    query = query.where(viewerCondition('action', viewerWith(shape.viewer, viewerId, requestedId)));
-  if (shape.between) {
-    query = query.where('action.created_unix', '>=', from).where('action.created_unix', '<=', to);
-  }
-  return query;
-}
-
-const feedPage = compiledShapedQuery(
-  (
-    db,
-    shape: FeedShape,
-    ...[userId, viewerId, requestedId, from, to, repoIds, offset, limit]: [...FeedValues, number, number]
-  ) =>
-    feedRows(db, shape, userId, viewerId, requestedId, from, to, repoIds)
-      .selectAll('action')
-      .select(() =>
-        (shape.between
-          ? feedDayCountQuery(db, shape, userId, viewerId, requestedId, from, to, repoIds)
-          : feedCountQuery(db, shape, userId, viewerId, requestedId, repoIds)
-        ).as('page_total'),
-      )
-      .orderBy('action.created_unix', 'desc')
-      .orderBy('action.id', 'desc')
-      .offset(offset)
-      .limit(limit),
-  feedShapeKey,
-);
-
-/** The rows of one day's feed `shape` lets through (`date`: no counts table serves a day). */
-function feedDayCountQuery(db: Db, shape: FeedShape, ...values: FeedValues) {
-  return feedRows(db, shape, ...values).select((eb) => eb.fn.countAll<number>().as('n'));
-}
-
-const feedDayCount = compiledShapedQuery(feedDayCountQuery, feedShapeKey);
-
-/** The number of rows of a user's whole feed the filter lets through, summed from the counts. */
-async function feedTotal(db: Db, filter: FeedFilter): Promise<number> {
-  const [row] = await feedCount(
-    db,
-    filter,
-    filter.userId,
-    ...viewerValues(filter.viewer),
-    repoIdsValue(filter.onlyRepoIds),
-  );
-  // SUM over no rows is NULL.
-  return Number(row?.n ?? 0);
-}
-
-/** The rows of the whole feed `shape` lets through, summed from the triggers' counts. */
-function feedCountQuery(
-  db: Db,
-  shape: FeedShape,
-  userId: number,
-  viewerId: number,
-  requestedId: number,
-  repoIds: number[],
-) {
-  let query = db
-    .selectFrom('action_feed_count')
-    .select((eb) => eb.fn.sum<number>('action_feed_count.total').as('n'))
-    .where('action_feed_count.user_id', '=', userId);
-  if (shape.onlyPerformedBy) query = query.where('action_feed_count.act_user_id', '=', userId);
-  if (shape.onlyRepoIds) query = query.where('action_feed_count.repo_id', 'in', repoIds);
-  if (!shape.includePrivate) query = query.where('action_feed_count.is_private', '=', 0);
-  if (shape.viewer) {
-    query = query.where(
-      viewerCondition('action_feed_count', viewerWith(shape.viewer, viewerId, requestedId)),
-    );
-  }
-  return query;
-}
-
-const feedCount = compiledShapedQuery(feedCountQuery, feedShapeKey);

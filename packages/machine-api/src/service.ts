@@ -47,6 +47,7 @@ import { localMachineSnapshots } from './server/farm-snapshots.js';
 import type { Advertisement } from './server/mdns.js';
 import { API_VERSION } from './server/openapi.js';
 import { setMaxConcurrentSlices } from './slicer/prusa.js';
+import { createSpoolman } from './spoolman/wiring.js';
 import { TemperatureService } from './temperature/service.js';
 
 /** How long requests in flight may take to finish once shutdown has begun. */
@@ -120,6 +121,21 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     temperatureIntervalMs: 1000,
     logger,
   });
+  const spoolman = createSpoolman({
+    db,
+    settings: config.spoolman,
+    machines,
+    observer,
+    jobs: store,
+    printing: () =>
+      machines.machines.flatMap((entry) => {
+        const current = jobs.currentJob(entry.id);
+        if (current?.status !== 'printing') return [];
+        const progress = observer.current(entry.id)?.status.progress ?? null;
+        return [{ jobId: current.id, machineId: entry.id, progress }];
+      }),
+    logger,
+  });
   const jobs = new JobRunner({
     store,
     keptDesigns,
@@ -130,6 +146,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     statusTimeoutMs,
     designs,
     logger,
+    spoolFor: spoolman.spoolFor,
+    onUse: spoolman.onUse,
   });
   const cameras = new CameraService(machines, config.cameras, logger.child({ component: 'cameras' }));
   const instance = config.server.instance ?? defaultInstanceName(options.port);
@@ -154,6 +172,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     metrics,
     dataDir,
     logger,
+    spoolOf: spoolman.spoolOf,
+    onSpoolChange: (listener) => spoolman.assignments.onChange(listener),
   });
   const photos = new JobPhotos(cameras, join(dataDir, 'photos'), {
     enabled: config.cameras.job_photos,
@@ -233,6 +253,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       observer.close();
       await machines.close();
       await jobs.drain(1500);
+      await spoolman.close();
       await notifications.close();
       stopPhotos();
       cameras.close();
@@ -259,6 +280,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
     const interruptedPrints = await jobs.start();
     await farm.mirror?.start();
+    await spoolman.start();
     await files.start();
     await photos.start();
     await notifications.start();
@@ -287,6 +309,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       notifications: notifications.service,
       instance: database.dialect === 'postgres' ? instance : null,
       farm: farm.view,
+      spools: spoolman.assignments,
     });
     await queue.start();
     if (config.mqtt) {

@@ -104,10 +104,16 @@ type = "Noop"
       url: 'http://spoolman.local:7912',
       marginG: 5,
       timeoutMs: 10_000,
+      reportIntervalMs: 120_000,
     });
     expect(
-      parse('[spoolman]\nurl = "https://s.example/base"\nmargin_g = 0\ntimeout_ms = 500\n').spoolman,
-    ).toEqual({ url: 'https://s.example/base', marginG: 0, timeoutMs: 500 });
+      parse(
+        '[spoolman]\nurl = "https://s.example/base"\nmargin_g = 0\ntimeout_ms = 500\nreport_interval_s = 30\n',
+      ).spoolman,
+    ).toEqual({ url: 'https://s.example/base', marginG: 0, timeoutMs: 500, reportIntervalMs: 30_000 });
+    expect(errorOf('[spoolman]\nurl = "http://s"\nreport_interval_s = 0\n')).toMatch(
+      /key "report_interval_s"/,
+    );
     expect(errorOf('[spoolman]\nurl = "ftp://s"\n')).toMatch(/\[spoolman\]: key "url"/);
     expect(errorOf('[spoolman]\nurl = "http://s"\nmargin_g = -1\n')).toMatch(/key "margin_g"/);
     expect(errorOf('[spoolman]\nurl = "http://s"\nurls = "x"\n')).toMatch(/urls/);

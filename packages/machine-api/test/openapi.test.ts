@@ -225,6 +225,7 @@ describe('GET / serves the OpenAPI 3.0.3 document', () => {
         'resume_machine',
         'revoke_key',
         'stop_machine',
+        'set_machine_spool',
         'set_machine_temperature',
         'list_temperature_presets',
         'preheat_machines',

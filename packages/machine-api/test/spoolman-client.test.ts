@@ -14,7 +14,7 @@ describe('Spoolman client against the Spoolman simulator', () => {
   beforeAll(async () => {
     sim = await new SpoolmanSim().start();
     sim.addSpool({ id: 12, remaining: 800, price: 25, filament: { material: 'PETG', color_hex: 'FF0000' } });
-    client = new SpoolmanClient({ url: sim.url, marginG: 5, timeoutMs: 5000 });
+    client = new SpoolmanClient({ url: sim.url, marginG: 5, timeoutMs: 5000, reportIntervalMs: 120_000 });
   });
   afterAll(() => sim.close());
 
@@ -22,6 +22,7 @@ describe('Spoolman client against the Spoolman simulator', () => {
     expect(await client.spool(12)).toEqual({
       id: 12,
       remainingG: 800,
+      usedLengthMm: 0,
       price: 25,
       weightG: 1000,
       name: 'Galaxy Black',
@@ -71,9 +72,9 @@ describe('Spoolman client against the Spoolman simulator', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {
-      const big = new SpoolmanClient({ url, marginG: 5, timeoutMs: 5000 });
+      const big = new SpoolmanClient({ url, marginG: 5, timeoutMs: 5000, reportIntervalMs: 120_000 });
       await expect(big.spool(1)).rejects.toBeInstanceOf(SpoolmanRefused);
-      const slow = new SpoolmanClient({ url, marginG: 5, timeoutMs: 50 });
+      const slow = new SpoolmanClient({ url, marginG: 5, timeoutMs: 50, reportIntervalMs: 120_000 });
       await expect(slow.spool(2)).rejects.toThrow('Spoolman did not answer in time');
     } finally {
       (hang as (() => void) | null)?.();

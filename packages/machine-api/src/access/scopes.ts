@@ -4,7 +4,7 @@
  *
  *   read     every GET (machines, jobs, files, events, metrics unless open)
  *   print    POST /print, POST /queue, slicer uploads, printing stored files, cancelling/requeueing OWN jobs
- *   control  pause/resume/stop/clear a machine, heater targets and pre-heat, cancel/requeue/change ANY job
+ *   control  pause/resume/stop/clear a machine, assign its Spoolman spool, heater targets and pre-heat, cancel/requeue/change ANY job
  *   clear    POST /machines/{id}/clear and nothing else: the key a bed sensor or an automation holds
  *            (`clearing = "external"`); `control` includes it
  *   admin    managing keys and notification targets, reading the delivery log; implies every other scope (an admin can mint any key anyway, so withholding
@@ -104,6 +104,7 @@ const WRITES: Record<string, Rule> = {
   'POST /machines/:id/resume': scope('control'),
   'POST /machines/:id/stop': scope('control'),
   'POST /machines/:id/clear': scope('clear'),
+  'PUT /machines/:id/spool': scope('control'),
   'POST /machines/:id/temperature': scope('control'),
   'POST /machines/preheat': scope('control'),
   'POST /jobs/:id/cancel': OWN_JOB,

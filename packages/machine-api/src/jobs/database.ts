@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { AccessTables } from '../access/tables.js';
 import type { FarmTables } from '../farm/tables.js';
 import type { NotifyTables } from '../notify/tables.js';
+import type { SpoolmanTables } from '../spoolman/tables.js';
 import { registerSqliteStamp } from './change-stamp.js';
 import type { KeptDesignTables } from './kept-designs.js';
 import { type DialectName, jobMigrations } from './migrations.js';
@@ -89,7 +90,12 @@ export interface StoredFilesTable {
   created_at: string;
 }
 
-export interface JobDatabase extends NotifyTables, AccessTables, FarmTables, KeptDesignTables {
+export interface JobDatabase
+  extends NotifyTables,
+    AccessTables,
+    FarmTables,
+    KeptDesignTables,
+    SpoolmanTables {
   jobs: JobsTable;
   api_keys: ApiKeysTable;
   stored_files: StoredFilesTable;

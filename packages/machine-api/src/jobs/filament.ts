@@ -52,6 +52,8 @@ export interface FilamentSettings {
   density: number | null;
   diameter: number | null;
   pricePerKg: number | null;
+  /** The Spoolman spool it prints from, if any. */
+  spoolId?: number;
 }
 
 export function filamentSettings(filament: Filament | undefined): FilamentSettings {
@@ -83,7 +85,7 @@ export function estimateFilament(figures: FilamentFigures, settings: FilamentSet
     usedG: null,
     usedM: null,
     cost: null,
-    spoolId: null,
+    spoolId: settings.spoolId ?? null,
     material,
     gramsPerMetre,
     slicerCost: figures.cost,

@@ -218,11 +218,11 @@ export class JobLifecycle {
       progress: flight.progress,
     });
     await this.options.store.setFilament(flight.jobId, used);
-    this.onUse?.(flight.machineId, used);
+    this.onUse?.(flight.jobId, flight.machineId, used);
   }
 
   /** Told of every print's filament use at its end (Spoolman reports). */
-  onUse: ((machineId: string, used: JobFilament) => void) | null = null;
+  onUse: ((jobId: string, machineId: string, used: JobFilament) => void) | null = null;
 
   /** Keeps the highest progress the machine of each printing job reported. */
   watchProgress(change: MachineChange): void {

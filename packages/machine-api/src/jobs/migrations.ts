@@ -7,6 +7,7 @@ import { type ColumnDefinitionBuilder, type Migration, sql } from 'kysely';
 import { accessMigration } from '../access/tables.js';
 import { farmMachinesMigration, farmMigration } from '../farm/tables.js';
 import { notifyMigration } from '../notify/tables.js';
+import { spoolmanMigration } from '../spoolman/tables.js';
 import { keptDesignsMigration } from './kept-designs.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -155,5 +156,6 @@ export function jobMigrations(dialect: DialectName): Record<string, Migration> {
     '040_farm': farmMigration(dialect),
     '041_farm_machines': farmMachinesMigration(dialect),
     '045_queue_design_chunks': keptDesignsMigration(dialect),
+    '046_spoolman': spoolmanMigration(dialect === 'postgres' ? 'serial' : 'integer'),
   };
 }

@@ -21,7 +21,7 @@ import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { preparePrint } from '../slicer/pipeline.js';
-import { estimateFilament, filamentSettings } from './filament.js';
+import { estimateFilament, type FilamentSettings, filamentSettings, type JobFilament } from './filament.js';
 import { isFinal, type Job, type JobParameters, type JobStatus } from './job.js';
 import type { KeptDesigns } from './kept-designs.js';
 import { ClaimLost, type CurrentJob, JobLifecycle } from './lifecycle.js';
@@ -54,6 +54,19 @@ export interface JobRunnerOptions {
   /** Where designs are measured, off the event loop. */
   designs: DesignWorkers;
   logger: Logger;
+  /** The Spoolman spool a job on the machine prints from (`slot`: the filament index it uses), if any. */
+  spoolFor?: (entry: RegisteredMachine, slot: number | null) => JobSpool | undefined;
+  /** Told of every print's filament use at its end (Spoolman use reports). */
+  onUse?: (jobId: string, machineId: string, used: JobFilament) => void;
+}
+
+/** What a job needs to know of the spool it prints from. */
+export interface JobSpool {
+  id: number;
+  material: string | null;
+  density: number | null;
+  diameter: number | null;
+  pricePerKg: number | null;
 }
 
 /** How `launch` treats a refusal: a direct print leaves no job, a queued one stays failed for a requeue. */
@@ -81,6 +94,7 @@ export class JobRunner {
     this.maxLineBytes = options.designs.limits.maxLineBytes;
     this.workRoot = join(options.dataDir, 'jobs');
     this.lifecycle = new JobLifecycle(options);
+    this.lifecycle.onUse = options.onUse ?? null;
   }
 
   /**
@@ -295,6 +309,12 @@ export class JobRunner {
     return this.get(id);
   }
 
+  /** The filament slot the machine says is loaded (a Bambu AMS tray), else the configured one. */
+  private loadedSlot(entry: RegisteredMachine): number | null {
+    const reported = this.options.observer.current(entry.id)?.status.hardware;
+    return reported?.loadedFilamentIdx ?? entry.common.loadedFilamentIdx;
+  }
+
   /** Only an idle machine whose bed is confirmed clear takes a job; the status is read now, not cached. */
   private async assertReady(entry: RegisteredMachine): Promise<void> {
     const { status, awaitingClearSince } = await this.options.observer.refresh(entry.id);
@@ -345,8 +365,11 @@ export class JobRunner {
       if (prepared.estimate) await store.setEstimate(jobId, prepared.estimate);
       // The file the machine gets decides the estimate (a queued job's was read from its upload).
       const index = filamentIndexFor(job, entry);
-      const settings = filamentSettings(entry.common.filaments[index ?? 0]);
-      const filament = estimateFilament(prepared.filament, settings);
+      const spool = this.options.spoolFor?.(entry, index ?? this.loadedSlot(entry));
+      const filament = estimateFilament(
+        prepared.filament,
+        spoolSettings(filamentSettings(entry.common.filaments[index ?? 0]), spool),
+      );
       if (filament.estimatedG !== null || filament.estimatedM !== null || job.filament === null) {
         await store.setFilament(jobId, filament);
       }
@@ -399,4 +422,19 @@ export class JobRunner {
       throw flight.cancelError ?? new Conflict(`job ${jobId} was cancelled before it started printing`);
     }
   }
+}
+
+/** The spool's own figures win over the machine's filament configuration; the job records its id. */
+function spoolSettings(
+  settings: FilamentSettings,
+  spool: JobSpool | undefined,
+): FilamentSettings & { spoolId?: number } {
+  if (!spool) return settings;
+  return {
+    material: spool.material ?? settings.material,
+    density: spool.density ?? settings.density,
+    diameter: spool.diameter ?? settings.diameter,
+    pricePerKg: spool.pricePerKg ?? settings.pricePerKg,
+    spoolId: spool.id,
+  };
 }

@@ -162,6 +162,11 @@ export interface Machine {
   readonly printFormat: PrintFileFormat;
   /** A simulator that takes any design as it is, sliced or not (the anchor's Noop); absent means false. */
   readonly takesDesigns?: boolean;
+  /**
+   * How many filament slots a spool can be assigned to one by one (a Bambu AMS: up to 4 units of 4 trays);
+   * absent: the machine prints from one spool (`PUT /machines/{id}/spool` without a slot).
+   */
+  readonly filamentSlots?: number;
   identity(): MachineIdentity;
   /** Never throws: a device that does not answer in time is reported as `offline`. */
   status(): Promise<MachineStatus>;

@@ -31,6 +31,8 @@ export interface QueuedJobView {
   position: number | null;
   /** Configured machines the job can go to. */
   machines: string[];
+  /** Machines among those the job waits for a spool change on, and why (queue/routing.ts, the spool rule). */
+  held: { machineId: string; reason: string }[];
 }
 
 export interface QueueChange {

@@ -9,6 +9,10 @@
  * - `nozzle_diameter`: equal to the machine's (within a micrometre).
  * - `machine_type`: equal.
  * - the design: what machines/prints.ts says the machine can print, the same rule as a direct print's.
+ * - the spool (when the job's grams are known and passed in, i.e. when dispatching, never when judging
+ *   whether a machine could EVER take a job): a job whose estimate exceeds what the machine's Spoolman
+ *   spool has left — its `remaining_weight` less the reports not applied yet, less `[spoolman] margin_g` —
+ *   waits. A spool whose remaining weight Spoolman does not know holds nothing back.
  */
 
 import type { QueueConstraints } from '../jobs/job.js';
@@ -25,6 +29,17 @@ export interface MachineFacts {
   /** Materials counted as loaded (see the module comment). */
   materials: string[];
   prints: MachinePrints;
+  /** The spool the machine prints from now, when Spoolman is configured and one is assigned. */
+  spool?: SpoolFacts;
+}
+
+/** What the queue knows of a machine's spool (last known when Spoolman cannot be reached). */
+export interface SpoolFacts {
+  id: number;
+  /** Spoolman's `remaining_weight` less the use reports not applied yet, g; null when unknown. */
+  remainingG: number | null;
+  /** `[spoolman] margin_g`. */
+  marginG: number;
 }
 
 /** The routing facts of a configured machine, preferring what it reports about its own hardware. */
@@ -32,6 +47,7 @@ export function factsOf(
   registry: MachineRegistry,
   entry: RegisteredMachine,
   reported: ReportedHardware | undefined,
+  spool?: SpoolFacts,
 ): MachineFacts {
   const { nozzleDiameter, filaments, loadedFilamentIdx } = reported ?? entry.common;
   const loaded = loadedFilamentIdx !== null ? filaments[loadedFilamentIdx] : undefined;
@@ -42,14 +58,19 @@ export function factsOf(
     nozzleDiameter,
     materials: [...new Set(materials)],
     prints: registry.prints(entry),
+    ...(spool ? { spool } : {}),
   };
 }
 
-/** Why the machine cannot take the job, or null when it can. */
+/**
+ * Why the machine cannot take the job, or null when it can. `grams` is the job's estimate when the spool
+ * counts (dispatch, the queue's list); undefined leaves the spool out.
+ */
 export function refusal(
   machine: MachineFacts,
   constraints: QueueConstraints,
   design: DesignNeeds | null,
+  grams?: number | null,
 ): string | null {
   if (constraints.machine_ids && !constraints.machine_ids.includes(machine.id))
     return 'not among machine_ids';
@@ -65,7 +86,21 @@ export function refusal(
   ) {
     return `has a ${machine.nozzleDiameter ?? 'unknown'} mm nozzle, not ${constraints.nozzle_diameter} mm`;
   }
-  return design ? designRefusal(machine.prints, design) : null;
+  const designRefused = design ? designRefusal(machine.prints, design) : null;
+  if (designRefused) return designRefused;
+  return grams === undefined ? null : spoolRefusal(machine.spool, grams);
+}
+
+/** The spool rule (see the module comment). */
+export function spoolRefusal(spool: SpoolFacts | undefined, grams: number | null): string | null {
+  if (!spool || spool.remainingG === null || grams === null || !Number.isFinite(grams)) return null;
+  const usable = spool.remainingG - spool.marginG;
+  if (grams <= usable) return null;
+  return `has spool ${spool.id} with ${round(spool.remainingG)} g left (${round(spool.marginG)} g kept as margin), the job needs ${round(grams)} g`;
+}
+
+function round(grams: number): number {
+  return Math.round(grams * 10) / 10;
 }
 
 /** The ids of the machines that can take the job. */
@@ -73,8 +108,9 @@ export function candidates(
   machines: readonly MachineFacts[],
   constraints: QueueConstraints,
   design: DesignNeeds | null,
+  grams?: number | null,
 ): string[] {
-  return machines.filter((machine) => refusal(machine, constraints, design) === null).map((m) => m.id);
+  return machines.filter((machine) => refusal(machine, constraints, design, grams) === null).map((m) => m.id);
 }
 
 /** Why no configured machine can take the job: one reason per machine, for the 400 message. */

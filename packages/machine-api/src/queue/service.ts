@@ -19,7 +19,15 @@ import type { ServiceMetrics } from '../metrics.js';
 import { uploadFilament } from '../slicer/pipeline.js';
 import { assertMayManage, normalised } from './job-rules.js';
 import type { FarmQueue, QueueChange, QueuedJobView, QueueSubmission } from './queue.js';
-import { candidates, type DesignNeeds, explainNoCandidate, factsOf, type MachineFacts } from './routing.js';
+import {
+  candidates,
+  type DesignNeeds,
+  explainNoCandidate,
+  factsOf,
+  type MachineFacts,
+  refusal,
+  type SpoolFacts,
+} from './routing.js';
 
 export interface QueueServiceOptions {
   store: JobStore;
@@ -43,6 +51,10 @@ export interface QueueServiceOptions {
   metrics: ServiceMetrics;
   dataDir: string;
   logger: Logger;
+  /** The Spoolman spool the machine prints from now (the spool rule of routing.ts), when configured. */
+  spoolOf?: (entry: RegisteredMachine) => SpoolFacts | undefined;
+  /** Calls the listener whenever a machine's spool changed (a waiting job may fit now). */
+  onSpoolChange?: (listener: () => void) => () => void;
 }
 
 export class QueueService implements FarmQueue {
@@ -89,6 +101,7 @@ export class QueueService implements FarmQueue {
       }, pollIntervalMs);
       this.timer.unref();
     }
+    if (this.options.onSpoolChange) this.unsubscribe.push(this.options.onSpoolChange(() => this.schedule()));
     this.schedule();
   }
 
@@ -198,11 +211,10 @@ export class QueueService implements FarmQueue {
       return this.keptList.views;
     const waiting = await this.options.store.waiting();
     const views = Object.freeze(
-      waiting.map((job, index) => ({
-        job,
-        position: index + 1,
-        machines: candidates(facts, job.constraints ?? {}, job.parameters.design ?? null),
-      })),
+      waiting.map((job, index) => {
+        const machines = candidates(facts, job.constraints ?? {}, job.parameters.design ?? null);
+        return { job, position: index + 1, machines, held: heldBySpool(facts, machines, job) };
+      }),
     );
     if (key !== undefined) this.keptList = { key, remote, views };
     return views;
@@ -311,7 +323,7 @@ export class QueueService implements FarmQueue {
       const fact = facts.get(machineId);
       return (
         fact !== undefined &&
-        candidates([fact], job.constraints ?? {}, job.parameters.design ?? null).length === 1
+        candidates([fact], job.constraints ?? {}, job.parameters.design ?? null, gramsOf(job)).length === 1
       );
     };
     const claimedJobs = new Set<string>();
@@ -375,7 +387,7 @@ export class QueueService implements FarmQueue {
   private facts(): MachineFacts[] {
     const { machines, observer } = this.options;
     return machines.machines.map((entry) =>
-      factsOf(machines, entry, observer.current(entry.id)?.status.hardware),
+      factsOf(machines, entry, observer.current(entry.id)?.status.hardware, this.options.spoolOf?.(entry)),
     );
   }
 
@@ -401,4 +413,24 @@ export class QueueService implements FarmQueue {
     if (!job) throw new NotFound(`no job with id "${jobId}"`);
     return job;
   }
+}
+
+/** The job's estimated grams, for the spool rule (null when unknown: no spool holds it back). */
+function gramsOf(job: Job): number | null {
+  return job.filament?.estimatedG ?? null;
+}
+
+/** The machines the job could go to but whose spool is too short for it now, with the reason. */
+function heldBySpool(
+  facts: readonly MachineFacts[],
+  machines: readonly string[],
+  job: Job,
+): { machineId: string; reason: string }[] {
+  const held: { machineId: string; reason: string }[] = [];
+  for (const fact of facts) {
+    if (!machines.includes(fact.id)) continue;
+    const reason = refusal(fact, job.constraints ?? {}, job.parameters.design ?? null, gramsOf(job));
+    if (reason !== null) held.push({ machineId: fact.id, reason });
+  }
+  return held;
 }

@@ -36,6 +36,7 @@ import { metaRoutes } from './routes/meta.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { printRoutes } from './routes/print.js';
 import { queueRoutes } from './routes/queue.js';
+import { spoolRoutes } from './routes/spools.js';
 import { statsRoutes } from './routes/stats.js';
 import { temperatureRoutes } from './routes/temperature.js';
 import { sharedSchemas } from './schemas/index.js';
@@ -132,6 +133,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   await app.register(metaRoutes, { context });
   await app.register(machineRoutes, { context });
   await app.register(temperatureRoutes, { context });
+  await app.register(spoolRoutes, { context });
   await app.register(jobRoutes, { context });
   await app.register(statsRoutes, { context });
   await app.register(cameraRoutes, { context });

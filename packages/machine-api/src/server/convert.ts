@@ -4,18 +4,17 @@ import type { CameraStatus } from '../cameras/service.js';
 import type { Filament } from '../config/machine-keys.js';
 import type { Job } from '../jobs/job.js';
 import type { CurrentJob } from '../jobs/runner.js';
-import {
-  FULL_CONTROL,
-  type MachineIdentity,
-  type MachineStatus,
-  type ReportedHardware,
-} from '../machines/machine.js';
+import { FULL_CONTROL, type MachineIdentity, type MachineStatus } from '../machines/machine.js';
 import type { ObservedMachine } from '../machines/observer.js';
 import { designKindsOf } from '../machines/prints.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
+import type { MachineSpools } from '../spoolman/assignments.js';
+import { type MachineFilaments, withSpools } from '../spoolman/filaments.js';
+import { WHOLE_MACHINE } from '../spoolman/tables.js';
 import type { CameraInfo } from './schemas/cameras.js';
 import type { JobResponse } from './schemas/jobs.js';
 import type { MachineInfoResponse } from './schemas/machines.js';
+import type { MachineSpools as MachineSpoolsResponse } from './schemas/spools.js';
 
 type HardwareConfiguration = NonNullable<MachineInfoResponse['hardware_configuration']>;
 type WireFilament = Extract<HardwareConfiguration, { type: 'fdm' }>['config']['filaments'][number];
@@ -29,6 +28,8 @@ export function machineInfo(
   currentJob: CurrentJob | null,
   camera: CameraStatus | null,
   identity: MachineIdentity = entry.machine.identity(),
+  /** The machine's Spoolman spools; null when Spoolman is not configured. */
+  spools: MachineSpools | null = null,
 ): MachineInfoResponse {
   return {
     id: entry.id,
@@ -42,7 +43,10 @@ export function machineInfo(
     extra: status.extra,
     state: status.state,
     progress: status.progress,
-    hardware_configuration: hardwareConfiguration(entry, identity.machineType, status.hardware),
+    hardware_configuration: hardwareConfiguration(
+      identity.machineType,
+      withSpools(status.hardware ?? entry.common, spools?.assignments ?? []),
+    ),
     ready: observed?.ready ?? false,
     awaiting_clear_since: observed?.awaitingClearSince ?? null,
     design_types: [...designKindsOf(entry)],
@@ -54,6 +58,24 @@ export function machineInfo(
     },
     camera: camera && cameraInfo(camera),
     capabilities: status.capabilities ?? FULL_CONTROL,
+    ...(spools ? { spoolman: machineSpools(entry.id, spools) } : {}),
+  };
+}
+
+/** A machine's spools as the `MachineSpools` wire shape. */
+export function machineSpools(machineId: string, spools: MachineSpools): MachineSpoolsResponse {
+  return {
+    machine_id: machineId,
+    spools: spools.assignments.map(({ slot, spoolId, spool, assignedAt }) => ({
+      slot: slot === WHOLE_MACHINE ? null : slot,
+      spool_id: spoolId,
+      name: spool.name,
+      material: spool.material,
+      color_hex: spool.colorHex,
+      remaining_weight: spool.remainingG,
+      assigned_at: assignedAt,
+    })),
+    notice: spools.notice,
   };
 }
 
@@ -72,20 +94,22 @@ export function cameraInfo(camera: CameraStatus): CameraInfo {
   };
 }
 
+/**
+ * What the machine reports about itself is live (e.g. the spools in an AMS), the config the fallback, and
+ * an assigned Spoolman spool wins over both for its slot (`filaments` is that combination).
+ */
 function hardwareConfiguration(
-  entry: RegisteredMachine,
   machineType: string,
-  reported: ReportedHardware | undefined,
+  filaments: MachineFilaments,
 ): HardwareConfiguration | null {
   if (machineType !== 'FusedDeposition') return { type: 'none' };
-  // What the machine reports about itself is live (e.g. the spools in an AMS); the config is the fallback.
-  const { nozzleDiameter, filaments, loadedFilamentIdx } = reported ?? entry.common;
+  const { nozzleDiameter, loadedFilamentIdx } = filaments;
   if (nozzleDiameter === null) return null;
   return {
     type: 'fdm',
     config: {
       nozzle_diameter: nozzleDiameter,
-      filaments: filaments.map(wireFilament),
+      filaments: filaments.filaments.map(wireFilament),
       loaded_filament_idx: loadedFilamentIdx,
     },
   };

@@ -5,7 +5,7 @@
  * out a fresh status object per read), the job holding it (the runner's slicing → uploading → printing does
  * not pass through the observer), or its identity (a Bambu printer learns its model from discovery, a USB
  * printer from its firmware), or its camera's status (the camera service hands out the same object until
- * something about the camera changed). Those inputs are compared on every request, so a change shows in the very
+ * something about the camera changed), or its Spoolman spools (a frozen object replaced on every change). Those inputs are compared on every request, so a change shows in the very
  * next answer; the list's bytes are re-joined only when an entry changed.
  *
  * On a farm, the machines of the other instances are merged in by id from the farm mirror (remote-machines.ts),
@@ -21,6 +21,7 @@ import type { CurrentJob, JobRunner } from '../jobs/runner.js';
 import type { MachineIdentity } from '../machines/machine.js';
 import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry } from '../machines/registry.js';
+import type { MachineSpools, SpoolAssignments } from '../spoolman/assignments.js';
 import { machineInfo } from './convert.js';
 import { remoteMachineJson } from './remote-machines.js';
 
@@ -29,6 +30,7 @@ interface CachedEntry {
   camera: CameraStatus | null;
   job: CurrentJob | null;
   identity: MachineIdentity;
+  spools: MachineSpools | null;
   json: string;
 }
 
@@ -45,6 +47,7 @@ export class MachineListBody {
     /** This instance's name on a farm, null alone (see `ServerContext.instance`). */
     private readonly instance: string | null,
     private readonly farm: FarmMachines,
+    private readonly spools: SpoolAssignments,
   ) {}
 
   /**
@@ -69,19 +72,30 @@ export class MachineListBody {
       const job = this.jobs.currentJob(entry.id);
       const identity = entry.machine.identity();
       const camera = this.cameras.status(entry.id);
+      const spools = this.spools.configured ? this.spools.of(entry.id) : null;
       const cached = this.entries[index];
       if (
         cached &&
         cached.observed === snapshot &&
         cached.camera === camera &&
+        cached.spools === spools &&
         sameJob(cached.job, job) &&
         sameIdentity(cached.identity, identity)
       ) {
         continue;
       }
-      const info = machineInfo(this.machines, entry, snapshot.status, snapshot, job, camera, identity);
+      const info = machineInfo(
+        this.machines,
+        entry,
+        snapshot.status,
+        snapshot,
+        job,
+        camera,
+        identity,
+        spools,
+      );
       if (this.instance !== null) info.instance = this.instance;
-      this.entries[index] = { observed: snapshot, camera, job, identity, json: JSON.stringify(info) };
+      this.entries[index] = { observed: snapshot, camera, job, identity, spools, json: JSON.stringify(info) };
       changed = true;
     }
     if (changed || !this.bytes) this.bytes = Buffer.from(`[${this.joined(registered, remote)}]`);

@@ -25,6 +25,7 @@ import type { ServiceMetrics } from '../metrics.js';
 import type { NotificationService } from '../notify/service.js';
 import type { StoredFiles, SubmitPrint } from '../octoprint/stored-files.js';
 import type { FarmQueue } from '../queue/queue.js';
+import type { SpoolAssignments } from '../spoolman/assignments.js';
 import type { TemperatureService } from '../temperature/service.js';
 import { ErrorSchema } from './schemas/errors.js';
 import { ref } from './schemas/refs.js';
@@ -74,6 +75,8 @@ export interface ServerContext {
   instance: string | null;
   /** The machines of the farm's other instances (none on SQLite). */
   farm: FarmMachines;
+  /** The Spoolman spools machines print from (`configured` is false without `[spoolman]`). */
+  spools: SpoolAssignments;
 }
 
 /** What every route plugin is registered with (`app.register(plugin, { context })`). */

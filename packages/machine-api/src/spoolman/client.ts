@@ -22,6 +22,7 @@ const Str = Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]);
 const SpoolAnswer = Type.Object({
   id: Type.Integer({ minimum: 1 }),
   remaining_weight: Type.Optional(Num),
+  used_length: Type.Optional(Num),
   price: Type.Optional(Num),
   filament: Type.Object({
     name: Type.Optional(Str),
@@ -38,6 +39,8 @@ export interface Spool {
   id: number;
   /** Grams left, or null when Spoolman does not know. */
   remainingG: number | null;
+  /** Millimetres used so far, as Spoolman counts them (0 for a new spool). */
+  usedLengthMm: number;
   /** Price of the whole spool (the spool's own, else its filament's), or null. */
   price: number | null;
   /** Net filament weight of a full spool in grams, or null. */
@@ -63,24 +66,13 @@ export class SpoolmanClient {
   /** `GET /api/v1/spool/{id}`. */
   async spool(id: number): Promise<Spool> {
     const answer = await this.send('GET', `/api/v1/spool/${id}`);
-    if (answer.status === 404) throw new SpoolNotFound(`Spoolman has no spool ${id}`);
-    if (answer.status !== 200) throw new SpoolmanRefused(`Spoolman answered ${answer.status}`);
-    let body: unknown;
-    try {
-      body = JSON.parse(answer.text);
-    } catch {
-      throw new SpoolmanRefused('Spoolman answered something that is not JSON');
-    }
-    if (!Value.Check(SpoolAnswer, body) || body.id !== id)
-      throw new SpoolmanRefused(`Spoolman's answer for spool ${id} is not a spool`);
-    return toSpool(body);
+    return parseSpool(answer, id);
   }
 
-  /** `PUT /api/v1/spool/{id}/use` with a length in millimetres. */
-  async use(id: number, lengthMm: number): Promise<void> {
+  /** `PUT /api/v1/spool/{id}/use` with a length in millimetres; Spoolman answers the spool as it now is. */
+  async use(id: number, lengthMm: number): Promise<Spool> {
     const answer = await this.send('PUT', `/api/v1/spool/${id}/use`, { use_length: lengthMm });
-    if (answer.status === 404) throw new SpoolNotFound(`Spoolman has no spool ${id}`);
-    if (answer.status !== 200) throw new SpoolmanRefused(`Spoolman answered ${answer.status}`);
+    return parseSpool(answer, id);
   }
 
   private async send(
@@ -122,6 +114,21 @@ export class SpoolmanClient {
   }
 }
 
+/** A spool answer, or the error it means (404: no such spool; anything else but a spool: refused). */
+function parseSpool(answer: { status: number; text: string }, id: number): Spool {
+  if (answer.status === 404) throw new SpoolNotFound(`Spoolman has no spool ${id}`);
+  if (answer.status !== 200) throw new SpoolmanRefused(`Spoolman answered ${answer.status}`);
+  let body: unknown;
+  try {
+    body = JSON.parse(answer.text);
+  } catch {
+    throw new SpoolmanRefused('Spoolman answered something that is not JSON');
+  }
+  if (!Value.Check(SpoolAnswer, body) || body.id !== id)
+    throw new SpoolmanRefused(`Spoolman's answer for spool ${id} is not a spool`);
+  return toSpool(body);
+}
+
 function toSpool(body: Static<typeof SpoolAnswer>): Spool {
   const f = body.filament;
   const finite = (n: number | null | undefined): number | null =>
@@ -129,6 +136,7 @@ function toSpool(body: Static<typeof SpoolAnswer>): Spool {
   return {
     id: body.id,
     remainingG: finite(body.remaining_weight),
+    usedLengthMm: finite(body.used_length) ?? 0,
     price: finite(body.price) ?? finite(f.price),
     weightG: finite(f.weight),
     name: f.name ?? null,

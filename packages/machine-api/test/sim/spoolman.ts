@@ -5,7 +5,9 @@
  * `{"message": …}` with 404 for an unknown spool.
  *
  * Fault switches: `down()` closes the listener and every connection (connection refused, like a stopped
- * Spoolman) and `up()` listens again on the same port; `faults.serverError` answers 500.
+ * Spoolman) and `up()` listens again on the same port; `faults.serverError` answers 500;
+ * `faults.holdUse` applies a use and then holds its answer (the client never learns it was applied) until
+ * `releaseHeld()` or `down()`.
  * Every accepted use is kept in `uses` (in arrival order) so a test can check each arrived exactly once.
  */
 
@@ -42,7 +44,9 @@ export interface SimUse {
 export class SpoolmanSim {
   readonly spools = new Map<number, SimSpool>();
   readonly uses: SimUse[] = [];
-  readonly faults = { serverError: false };
+  readonly faults = { serverError: false, holdUse: false };
+  /** Answers of applied uses held back by `faults.holdUse`. */
+  readonly held: (() => void)[] = [];
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
   private port = 0;
@@ -111,6 +115,11 @@ export class SpoolmanSim {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /** Sends the held answers. */
+  releaseHeld(): void {
+    for (const answer of this.held.splice(0)) answer();
+  }
+
   close(): Promise<void> {
     return this.down();
   }
@@ -150,6 +159,10 @@ export class SpoolmanSim {
           spool: spool.id,
           ...(length !== undefined ? { use_length: length } : { use_weight: weight }),
         });
+        if (this.faults.holdUse) {
+          this.held.push(() => send(res, 200, view(spool)));
+          return;
+        }
         return send(res, 200, view(spool));
       }
       send(res, 404, { message: 'Not Found' });

@@ -37,6 +37,8 @@ interface TrackedJob {
 
 export class BambuMachine implements Machine {
   readonly printFormat = 'gcode.3mf' as const;
+  /** Up to 4 AMS units of 4 trays, in the order the printer reports them (`hardware_configuration` filaments). */
+  readonly filamentSlots = 16;
   private session: BambuSession | null = null;
   private readonly statusListeners = new Set<() => void>();
   private serial: string | null;

@@ -28,6 +28,7 @@ export const noopBackend: MachineBackend<NoopKeys> = {
         printMilliseconds: config.print_seconds * 1000,
         printFormat: config.print_format,
         statusDelayMs: config.status_delay_ms,
+        ...(config.filament_slots !== undefined ? { filamentSlots: config.filament_slots } : {}),
       });
     });
   },

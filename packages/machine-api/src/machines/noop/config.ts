@@ -32,6 +32,8 @@ export const NoopKeys = Type.Object({
   print_seconds: Type.Number({ minimum: 0, default: 10 }),
   /** The file format the simulated machine takes (`gcode.3mf` simulates a Bambu-like machine). */
   print_format: Type.Union([Type.Literal('gcode'), Type.Literal('gcode.3mf')], { default: 'gcode' }),
+  /** Filament slots a spool can be assigned to one by one (a simulated AMS); absent: one spool. */
+  filament_slots: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 })),
   /** Simulated latency of every status request, in milliseconds (a slow or unresponsive device). */
   status_delay_ms: Type.Integer({ minimum: 0, default: 0 }),
 });

@@ -30,6 +30,8 @@ export interface NoopSettings {
   printFormat: PrintFileFormat;
   /** Simulated latency of a status request (a slow or hung network device). */
   statusDelayMs: number;
+  /** A simulated AMS: filament slots a spool can be assigned to one by one. */
+  filamentSlots?: number;
 }
 
 interface RunningPrint {
@@ -49,6 +51,7 @@ export class NoopMachine implements Machine {
   readonly printFormat: PrintFileFormat;
   /** Like the anchor's Noop: without a slicer it "prints" any design as it is. */
   readonly takesDesigns = true;
+  readonly filamentSlots?: number;
   private current: RunningPrint | null = null;
   /** Set points while no simulated print runs; the simulation heats at once. */
   private readonly targets = { tool: 0, bed: 0 };
@@ -59,6 +62,7 @@ export class NoopMachine implements Machine {
     private readonly settings: NoopSettings,
   ) {
     this.printFormat = settings.printFormat;
+    if (settings.filamentSlots !== undefined) this.filamentSlots = settings.filamentSlots;
   }
 
   identity(): MachineIdentity {

@@ -21,8 +21,8 @@ import { errorResponses, ok, type RouteOptions } from '../types.js';
  * Long by design: one registration per route of the area, each a schema and a short handler that calls a service.
  */
 export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { context }) => {
-  const { machines, observer, jobs, cameras, instance, farm } = context;
-  const list = new MachineListBody(machines, observer, jobs, cameras, instance, farm);
+  const { machines, observer, jobs, cameras, instance, farm, spools } = context;
+  const list = new MachineListBody(machines, observer, jobs, cameras, instance, farm, spools);
   /** A local machine's answer, tagged with this instance on a farm. */
   const localInfo = (entry: RegisteredMachine, observed: ObservedMachine) => {
     const info = machineInfo(
@@ -32,6 +32,8 @@ export const machineRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       observed,
       jobs.currentJob(entry.id),
       cameras.status(entry.id),
+      undefined,
+      spools.configured ? spools.of(entry.id) : null,
     );
     if (instance !== null) info.instance = instance;
     return info;

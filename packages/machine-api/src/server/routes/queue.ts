@@ -106,6 +106,7 @@ export const queueRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
             entries.map((entry) => ({
               job: jobResponse(entry.job, { progress: null, position: entry.position }),
               machines: entry.machines,
+              held: entry.held.map(({ machineId, reason }) => ({ machine_id: machineId, reason })),
             })),
           ),
         );

@@ -93,6 +93,8 @@ export const temperatureRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
         observed,
         jobs.currentJob(entry.id),
         cameras.status(entry.id),
+        undefined,
+        context.spools.configured ? context.spools.of(entry.id) : null,
       );
       if (context.instance !== null) info.instance = context.instance;
       return info;

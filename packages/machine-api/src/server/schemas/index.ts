@@ -27,6 +27,7 @@ import {
 import { Pong } from './meta.js';
 import { PrintJobResponse, PrintParameters, SlicerConfiguration } from './print.js';
 import { JobChange, QueueConstraints, QueueParameters } from './queue.js';
+import { MachineSpools, SpoolAssignment, SpoolRequest } from './spools.js';
 import { Stats, StatsTotals } from './stats.js';
 import { PreheatRequest, PreheatResult, TemperaturePresetInfo, TemperatureRequest } from './temperature.js';
 
@@ -47,6 +48,9 @@ export const sharedSchemas = [
   JobStatus,
   CameraInfo,
   MachineCapabilities,
+  SpoolAssignment,
+  MachineSpools,
+  SpoolRequest,
   MachineInfoResponse,
   SlicerConfiguration,
   PrintParameters,

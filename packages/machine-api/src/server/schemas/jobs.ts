@@ -119,6 +119,18 @@ export const QueueEntry = Type.Object(
     machines: Type.Array(Type.String(), {
       description: 'The configured machines the job can go to (whether or not they are ready now).',
     }),
+    held: Type.Array(
+      Type.Object({
+        machine_id: Type.String(),
+        reason: Type.String({
+          description: 'e.g. `has spool 12 with 40 g left (5 g kept as margin), the job needs 120 g`.',
+        }),
+      }),
+      {
+        description:
+          'Machines among `machines` the job is not sent to now because their Spoolman spool cannot finish it: it waits for a spool change there (`PUT /machines/{id}/spool`) or goes to another machine.',
+      },
+    ),
   },
   { $id: 'QueueEntry', description: 'A job waiting in the queue, and where it can go.' },
 );

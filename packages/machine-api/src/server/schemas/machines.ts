@@ -10,6 +10,7 @@ import { FILAMENT_MATERIALS } from '../../machines/machine.js';
 import { DESIGN_KINDS } from '../../machines/prints.js';
 import { CameraInfo } from './cameras.js';
 import { describedRef, documentedEnum, nullableRef, nullableString, ref, taggedVariant } from './refs.js';
+import { MachineSpools } from './spools.js';
 
 export const MachineType = documentedEnum(
   {
@@ -305,6 +306,12 @@ export const MachineInfoResponse = Type.Object(
         description:
           'On a farm of several instances (PostgreSQL): the instance that drives the machine (its `[server] instance`). Every instance lists every machine of the farm; actions on a machine of another instance are forwarded to it. Absent on a single instance (SQLite).',
       }),
+    ),
+    spoolman: Type.Optional(
+      describedRef(
+        MachineSpools,
+        'The Spoolman spools the machine prints from (present when `[spoolman]` is configured); their filaments are the ones `hardware_configuration` reports.',
+      ),
     ),
   },
   { $id: 'MachineInfoResponse', description: 'Information regarding a connected machine.' },

@@ -44,6 +44,7 @@ import { QueueService } from './queue/service.js';
 import { buildApp } from './server/app.js';
 import { publishFarmEvents } from './server/event-sources.js';
 import { localMachineSnapshots } from './server/farm-snapshots.js';
+import { Forwarder } from './server/forward.js';
 import type { Advertisement } from './server/mdns.js';
 import { API_VERSION } from './server/openapi.js';
 import { setMaxConcurrentSlices } from './slicer/prusa.js';
@@ -210,6 +211,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     }),
   });
   const maxUploadBytes = Math.floor(config.server.max_upload_mib * 1024 * 1024);
+  // On a farm, actions on the other instances' machines are carried out by them (server/forward.ts).
+  const forwarder =
+    database.dialect === 'postgres'
+      ? new Forwarder({ instance, machines, farm: farm.view, maxUploadBytes })
+      : null;
   const stopFarmWrites = [
     observer.onChange(() => farm.publisher?.changed()),
     jobs.onJobChange(() => farm.publisher?.changed()),
@@ -260,6 +266,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await photos.drain();
       stopEvents();
       for (const stop of stopFarmWrites) stop();
+      await forwarder?.close();
       await farm.publisher?.close();
       await farm.mirror?.close();
       await membership?.leave();
@@ -310,6 +317,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       instance: database.dialect === 'postgres' ? instance : null,
       farm: farm.view,
       spools: spoolman.assignments,
+      forwarder,
     });
     await queue.start();
     if (config.mqtt) {

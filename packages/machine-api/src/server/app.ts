@@ -115,12 +115,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     cameraTokens: context.cameraTokens,
   });
   // Actions on a machine of another instance go to that instance, after the key check (forward.ts).
-  installForwarding(app, {
-    instance: context.instance,
-    machines: context.machines,
-    farm: context.farm,
-    maxUploadBytes: context.maxUploadBytes,
-  });
+  installForwarding(app, context.forwarder);
   // Multipart bodies are parsed only by the upload routes (see below). Elsewhere such a body is accepted
   // unread, as @fastify/multipart's parser would, so those routes answer as before (their own validation).
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));

@@ -15,11 +15,13 @@
  * it answers 503 and the client retries.
  */
 
+import { openAsBlob } from 'node:fs';
 import { Transform } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { Agent, request as send } from 'undici';
+import { Agent, FormData, request as send } from 'undici';
 import { PayloadTooLarge, ServiceError } from '../errors.js';
 import type { FarmMachines, RemoteMachine } from '../farm/farm-machines.js';
+import type { Upload } from '../jobs/runner.js';
 import type { MachineRegistry } from '../machines/registry.js';
 
 /** Names the instance that forwarded a request; such a request is never forwarded again. */
@@ -80,43 +82,154 @@ export function machineParamOf(url: string): string | null {
   return null;
 }
 
-export interface ForwardingOptions {
-  /** This instance's name on a farm; null alone (nothing is forwarded). */
-  instance: string | null;
+export interface ForwarderOptions {
+  /** This instance's name on the farm. */
+  instance: string;
   machines: MachineRegistry;
   farm: FarmMachines;
   /** The upload limit: a forwarded body is cut off (413) beyond it plus the multipart framing. */
   maxUploadBytes: number;
 }
 
-/** Adds the forwarding hook to every route `machineParamOf` names (call before the routes are registered). */
-export function installForwarding(app: FastifyInstance, options: ForwardingOptions): void {
-  const { instance } = options;
-  if (instance === null) return;
-  const dispatcher = new Agent({
+/** Sends requests for other instances' machines to them and relays their answers. */
+export class Forwarder {
+  private readonly dispatcher = new Agent({
     connectTimeout: CONNECT_TIMEOUT_MS,
     headersTimeout: ANSWER_TIMEOUT_MS,
     bodyTimeout: ANSWER_TIMEOUT_MS,
   });
-  app.addHook('onClose', async () => {
-    await dispatcher.close();
-  });
+
+  constructor(private readonly options: ForwarderOptions) {}
+
+  /**
+   * The other instance's machine a request about `id` is for, or undefined when this instance answers it
+   * (its own machine, or no machine of the farm: the route answers as for any unknown id). Throws 503
+   * for a forwarded request about a machine this instance does not drive (no second hop).
+   */
+  remoteFor(id: string, request: FastifyRequest): RemoteMachine | undefined {
+    if (this.options.machines.get(id)) return undefined;
+    const remote = this.options.farm.get(id);
+    if (remote && request.headers[FORWARDED_BY] !== undefined) {
+      throw new InstanceUnavailable(
+        `machine "${id}" is not driven by instance "${this.options.instance}" (it moved to "${remote.instance}" while the request was forwarded); retry`,
+      );
+    }
+    return remote;
+  }
+
+  /** Sends the request, its body streamed as it arrives, to the machine's instance and relays the answer. */
+  async relay(request: FastifyRequest, reply: FastifyReply, remote: RemoteMachine): Promise<void> {
+    const limit = this.options.maxUploadBytes + MULTIPART_OVERHEAD_BYTES;
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > limit) throw tooLarge(this.options.maxUploadBytes);
+    const hasBody =
+      request.method !== 'GET' &&
+      request.method !== 'HEAD' &&
+      (declared > 0 || request.headers['transfer-encoding'] !== undefined);
+    const bounded = hasBody ? byteLimit(limit) : undefined;
+    if (bounded) request.raw.pipe(bounded);
+    await this.send(request, reply, remote, request.url, this.headersOf(request), bounded ?? null, () =>
+      bounded?.exceeded ? tooLarge(this.options.maxUploadBytes) : undefined,
+    );
+  }
+
+  /**
+   * `POST /print` for another instance's machine: its machine id is inside the multipart body, so the
+   * form was received here (bounded, checked); it is sent on as a new multipart body, the file streamed
+   * from disk.
+   */
+  async relayPrint(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    remote: RemoteMachine,
+    form: { params: string; upload: Upload },
+  ): Promise<void> {
+    const body = new FormData();
+    body.append('params', form.params);
+    body.append('file', await openAsBlob(form.upload.path), form.upload.fileName);
+    const headers = this.headersOf(request);
+    // The new body has its own type (boundary) and length.
+    delete headers['content-type'];
+    delete headers['content-length'];
+    await this.send(request, reply, remote, request.url, headers, body, () => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+
+  private headersOf(request: FastifyRequest): Record<string, string | string[]> {
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value;
+    }
+    headers[FORWARDED_BY] = this.options.instance;
+    return headers;
+  }
+
+  private async send(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    remote: RemoteMachine,
+    path: string,
+    headers: Record<string, string | string[]>,
+    body: Transform | FormData | null,
+    failure: () => Error | undefined,
+  ): Promise<void> {
+    if (!remote.alive) {
+      throw new InstanceUnavailable(
+        `machine "${remote.id}" is driven by instance "${remote.instance}", which is not answering (no heartbeat within the timeout); retry when it is back`,
+      );
+    }
+    // The client going away ends the forwarded request too (an upload, a camera stream).
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    };
+    reply.raw.once('close', onClose);
+    let answer: Awaited<ReturnType<typeof send>>;
+    try {
+      answer = await send(new URL(path, remote.url), {
+        method: request.method as 'GET',
+        headers,
+        body,
+        dispatcher: this.dispatcher,
+        signal: abort.signal,
+      });
+    } catch (error) {
+      reply.raw.off('close', onClose);
+      throw (
+        failure() ??
+        new InstanceUnavailable(
+          `machine "${remote.id}" is driven by instance "${remote.instance}", which did not answer at ${remote.url}: ${(error as Error).message}`,
+        )
+      );
+    }
+    reply.code(answer.statusCode);
+    for (const name of RELAYED) {
+      const value = answer.headers[name];
+      if (value !== undefined) reply.header(name, value);
+    }
+    answer.body.once('close', () => reply.raw.off('close', onClose));
+    reply.send(answer.body);
+  }
+}
+
+/**
+ * Adds the forwarding hook to every route `machineParamOf` names (call before the routes are registered);
+ * nothing on a single instance (no forwarder).
+ */
+export function installForwarding(app: FastifyInstance, forwarder: Forwarder | null): void {
+  if (!forwarder) return;
   app.addHook('onRoute', (route) => {
     if (route.config?.methodNotAllowed) return;
     const param = machineParamOf(route.url ?? '');
     if (!param) return;
     const hook: onRequestHookHandler = async (request, reply) => {
       const id = (request.params as Record<string, string | undefined>)[param];
-      if (id === undefined || options.machines.get(id)) return;
-      const remote = options.farm.get(id);
-      // Not a machine of the farm: the route answers as for any unknown id.
+      const remote = id === undefined ? undefined : forwarder.remoteFor(id, request);
       if (!remote) return;
-      if (request.headers[FORWARDED_BY] !== undefined) {
-        throw new InstanceUnavailable(
-          `machine "${id}" is not driven by instance "${instance}" (it moved to "${remote.instance}" while the request was forwarded); retry`,
-        );
-      }
-      await relay(request, reply, remote, { instance, dispatcher, maxUploadBytes: options.maxUploadBytes });
+      await forwarder.relay(request, reply, remote);
       return reply;
     };
     const existing = route.onRequest;
@@ -126,63 +239,6 @@ export function installForwarding(app: FastifyInstance, options: ForwardingOptio
       hook,
     ];
   });
-}
-
-/** Sends the request to the machine's instance and relays its answer. */
-async function relay(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  remote: RemoteMachine,
-  options: { instance: string; dispatcher: Agent; maxUploadBytes: number },
-): Promise<void> {
-  if (!remote.alive) {
-    throw new InstanceUnavailable(
-      `machine "${remote.id}" is driven by instance "${remote.instance}", which is not answering (no heartbeat within the timeout); retry when it is back`,
-    );
-  }
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value;
-  }
-  headers[FORWARDED_BY] = options.instance;
-  const limit = options.maxUploadBytes + MULTIPART_OVERHEAD_BYTES;
-  const declared = Number(request.headers['content-length'] ?? 0);
-  if (declared > limit) throw tooLarge(options.maxUploadBytes);
-  const hasBody =
-    request.method !== 'GET' &&
-    request.method !== 'HEAD' &&
-    (declared > 0 || request.headers['transfer-encoding'] !== undefined);
-  const bounded = hasBody ? byteLimit(limit) : undefined;
-  if (bounded) request.raw.pipe(bounded);
-  // The client going away ends the forwarded request too (an upload, a camera stream).
-  const abort = new AbortController();
-  const onClose = () => {
-    if (!reply.raw.writableFinished) abort.abort();
-  };
-  reply.raw.once('close', onClose);
-  let answer: Awaited<ReturnType<typeof send>>;
-  try {
-    answer = await send(new URL(request.url, remote.url), {
-      method: request.method as 'GET',
-      headers,
-      body: bounded ?? null,
-      dispatcher: options.dispatcher,
-      signal: abort.signal,
-    });
-  } catch (error) {
-    reply.raw.off('close', onClose);
-    if (bounded?.exceeded) throw tooLarge(options.maxUploadBytes);
-    throw new InstanceUnavailable(
-      `machine "${remote.id}" is driven by instance "${remote.instance}", which did not answer at ${remote.url}: ${(error as Error).message}`,
-    );
-  }
-  reply.code(answer.statusCode);
-  for (const name of RELAYED) {
-    const value = answer.headers[name];
-    if (value !== undefined) reply.header(name, value);
-  }
-  answer.body.once('close', () => reply.raw.off('close', onClose));
-  reply.send(answer.body);
 }
 
 function tooLarge(maxUploadBytes: number): PayloadTooLarge {

@@ -27,6 +27,7 @@ import type { StoredFiles, SubmitPrint } from '../octoprint/stored-files.js';
 import type { FarmQueue } from '../queue/queue.js';
 import type { SpoolAssignments } from '../spoolman/assignments.js';
 import type { TemperatureService } from '../temperature/service.js';
+import type { Forwarder } from './forward.js';
 import { ErrorSchema } from './schemas/errors.js';
 import { ref } from './schemas/refs.js';
 
@@ -77,6 +78,8 @@ export interface ServerContext {
   farm: FarmMachines;
   /** The Spoolman spools machines print from (`configured` is false without `[spoolman]`). */
   spools: SpoolAssignments;
+  /** Carries actions on the other instances' machines to them; null on a single instance. */
+  forwarder: Forwarder | null;
 }
 
 /** What every route plugin is registered with (`app.register(plugin, { context })`). */

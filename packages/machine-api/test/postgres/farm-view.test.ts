@@ -22,7 +22,7 @@ function config(instance: string, machines: string[]): string {
     `instance = "${instance}"`,
     'auth = "keys"',
     'heartbeat_timeout_seconds = 1',
-    ...machines.flatMap((id) => [`[machines.${id}]`, 'type = "Noop"']),
+    ...machines.flatMap((id) => [`[machines.${id}]`, 'type = "Noop"', 'print_seconds = 0.3']),
   ].join('\n');
 }
 
@@ -174,6 +174,32 @@ describe('any instance answers for the whole farm', () => {
     const printerOnB = await call(b!.url, '/octoprint/b1/api/printer', reader);
     expect(printerViaA.status).toBe(200);
     expect(printerViaA.body).toEqual(printerOnB.body);
+  });
+
+  it("prints on b's machine through a, and confirms its bed clear through a", async () => {
+    const form = new FormData();
+    form.append('params', JSON.stringify({ machine_id: 'b2', job_name: 'via-a' }));
+    form.append('file', new Blob(['G28\nG1 X10 Y10\n']), 'part.gcode');
+    const printed = await call(a.baseUrl, '/print', admin, { method: 'POST', body: form });
+    expect(printed.status).toBe(200);
+    expect(printed.body).toEqual({
+      job_id: expect.any(String),
+      parameters: { machine_id: 'b2', job_name: 'via-a' },
+    });
+    // b ran it: the job is b's, and b2's bed then waits for a confirmation, which a passes on.
+    const waiting = await waitFor(
+      async () => {
+        const machine = (await call(a.baseUrl, '/machines/b2', reader)).body;
+        return machine?.awaiting_clear_since !== null && machine?.current_job === null && machine;
+      },
+      { timeoutMs: 10_000, what: "b2's print to finish, as a lists it" },
+    );
+    expect(waiting).toMatchObject({ instance: 'b', ready: false });
+    const cleared = await call(a.baseUrl, '/machines/b2/clear', admin, { method: 'POST' });
+    expect(cleared).toMatchObject({
+      status: 200,
+      body: { id: 'b2', instance: 'b', awaiting_clear_since: null, state: { state: 'idle' } },
+    });
   });
 
   it('never forwards a forwarded request again', async () => {

@@ -51,6 +51,12 @@ export const printRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, 
         const parameters = printParameters(
           parseParamsPart(form.params, strictValidator(paramsSchema), 'PrintParameters'),
         );
+        // A machine of another instance prints what that instance accepts (server/forward.ts).
+        const remote = context.forwarder?.remoteFor(parameters.machine_id, request);
+        if (remote) {
+          await context.forwarder?.relayPrint(request, reply, remote, form);
+          return reply;
+        }
         const job = await context.jobs.submit(
           form.upload,
           parameters,

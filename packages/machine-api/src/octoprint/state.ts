@@ -6,7 +6,7 @@
 
 import type { Job } from '../jobs/job.js';
 import type { MachineStatus } from '../machines/machine.js';
-import type { OctoPrintJob, OctoPrintPrinter } from './schemas.js';
+import type { OctoPrintJob, OctoPrintPrinter } from './schemas/printer.js';
 
 /** OctoPrint's state text for a machine state; the queue (no status) always reads as ready. */
 export function stateText(status: MachineStatus | null): string {

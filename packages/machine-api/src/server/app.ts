@@ -13,7 +13,7 @@ import type { AccessSettings } from '../access/settings.js';
 import { notifySchemas } from '../notify/schemas.js';
 import { rewriteOctoPrintUrl } from '../octoprint/base-url.js';
 import { octoPrintRoutes } from '../octoprint/routes.js';
-import { octoPrintSchemas } from '../octoprint/schemas.js';
+import { octoPrintSchemas } from '../octoprint/schemas/index.js';
 import { PushSessions } from '../octoprint/sessions.js';
 import { registerDashboard } from './dashboard.js';
 import {

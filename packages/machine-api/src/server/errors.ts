@@ -11,7 +11,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { loggableUrl } from '../access/hook.js';
 import { ServiceError } from '../errors.js';
 import { isOctoPrintPath } from '../octoprint/base-url.js';
-import type { OctoPrintErrorBody } from '../octoprint/schemas.js';
+import type { OctoPrintErrorBody } from '../octoprint/schemas/handshake.js';
 import type { ErrorBody } from './schemas/errors.js';
 
 /** The path exists but not with this method; `allow` lists the methods it has. */

@@ -6,7 +6,7 @@
 
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import { octoPrintSchemas } from '../octoprint/schemas.js';
+import { octoPrintSchemas } from '../octoprint/schemas/index.js';
 import { sharedSchemas } from './schemas/index.js';
 import { keySchemas } from './schemas/keys.js';
 import { validationSchema } from './schemas/refs.js';

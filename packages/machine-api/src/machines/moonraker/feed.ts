@@ -5,12 +5,11 @@
  * `printer.objects.subscribe` and merge `notify_status_update` diffs. When the websocket cannot be opened
  * it polls `/printer/objects/query` instead and tries the websocket again later. A Moonraker that does
  * not answer (refused, reset, no pong or no HTTP answer within the deadline) is marked unreachable at once,
- * and the feed keeps retrying until it is closed.
+ * and the feed keeps retrying until it is closed. The websocket's JSON-RPC calls are in ./json-rpc.ts.
  */
 
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
-import { LazyModule } from '../../lazy-module.js';
 import {
   type MoonrakerClient,
   MoonrakerRequestError,
@@ -19,10 +18,8 @@ import {
   type ServerInfo,
   STATUS_OBJECTS,
 } from './client.js';
+import { openWebsocket, RpcCalls, type RpcMessage } from './json-rpc.js';
 import { mergeStatus } from './status.js';
-
-/** The websocket library, loaded with the first connection to a Moonraker (not at start-up). */
-const websocketLibrary = new LazyModule(async () => (await import('ws')).default);
 
 export interface FeedSnapshot {
   /** The last exchange with Moonraker succeeded. */
@@ -54,18 +51,6 @@ export interface FeedOptions {
 
 type Listener = (snapshot: FeedSnapshot) => void;
 
-interface PendingCall {
-  /**
-   * Runs inside the message handler, before any later message on the socket is handled. Object status
-   * must be applied here: a `notify_status_update` arriving in the same chunk would otherwise be merged
-   * first and then overwritten by the older full status when the promise continuation runs.
-   */
-  apply?: (result: unknown) => void;
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
-}
-
 export class StatusFeed {
   private state: FeedSnapshot = {
     reachable: false,
@@ -87,13 +72,13 @@ export class StatusFeed {
   private socket: WebSocket | null = null;
   /** The websocket carries a live subscription: notifications keep `objects` current. */
   private subscribed = false;
-  private readonly pending = new Map<number, PendingCall>();
-  private nextRpcId = 1;
+  private readonly calls: RpcCalls;
 
   constructor(
     private readonly client: MoonrakerClient,
     private readonly options: FeedOptions,
   ) {
+    this.calls = new RpcCalls(options.timeoutMs);
     this.firstAttempt = new Promise((resolve) => {
       this.firstAttemptDone = resolve;
     });
@@ -112,13 +97,13 @@ export class StatusFeed {
     return { ...this.state };
   }
 
-  /** Calls `listener` after every change; returns the unsubscribe function. */
   /** Calls `listener` when Moonraker announces `notify_webcams_changed`. */
   onWebcamsChanged(listener: () => void): () => void {
     this.webcamListeners.add(listener);
     return () => this.webcamListeners.delete(listener);
   }
 
+  /** Calls `listener` after every change; returns the unsubscribe function. */
   onUpdate(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -163,7 +148,7 @@ export class StatusFeed {
         await this.handshake();
         this.emit();
         if (this.state.klippyState !== 'ready') this.firstAttemptDone();
-        const socket = await this.openWebsocket().catch((error: Error) => {
+        const socket = await openWebsocket(this.client, this.options.timeoutMs).catch((error: Error) => {
           this.options.logger.debug(
             { err: error.message },
             'Moonraker websocket unavailable, polling instead',
@@ -207,28 +192,6 @@ export class StatusFeed {
     const printer = await this.client.printerInfo(this.stopping.signal);
     this.state.printer = printer;
     this.setKlippy(printer.state, printer.state_message);
-  }
-
-  private async openWebsocket(): Promise<WebSocket> {
-    const url = `${this.client.endpoint.replace(/^http/, 'ws')}/websocket`;
-    const WebSocket = await websocketLibrary.get();
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url, {
-        headers: this.client.authHeaders(),
-        handshakeTimeout: this.options.timeoutMs,
-        perMessageDeflate: false,
-      });
-      socket.once('open', () => {
-        socket.off('error', reject);
-        resolve(socket);
-      });
-      socket.once('error', reject);
-      socket.once('unexpected-response', (_request, response) => {
-        response.resume();
-        socket.terminate();
-        reject(new Error(`websocket upgrade refused with HTTP ${response.statusCode}`));
-      });
-    });
   }
 
   /** Runs until the socket closes; pings it so a hung Moonraker is noticed within the deadline. */
@@ -280,7 +243,7 @@ export class StatusFeed {
       this.stopping.signal.removeEventListener('abort', stop);
       this.socket = null;
       this.subscribed = false;
-      this.rejectPending(new Error('websocket closed'));
+      this.calls.rejectAll(new Error('websocket closed'));
       this.state.transport = 'none';
     }
   }
@@ -295,31 +258,14 @@ export class StatusFeed {
   }
 
   private onMessage(text: string): void {
-    let message: {
-      id?: number;
-      method?: string;
-      params?: unknown[];
-      result?: unknown;
-      error?: { message?: string };
-    };
+    let message: RpcMessage;
     try {
       message = JSON.parse(text);
     } catch {
       return;
     }
     this.markReachable();
-    if (typeof message.id === 'number' && this.pending.has(message.id)) {
-      const call = this.pending.get(message.id)!;
-      this.pending.delete(message.id);
-      clearTimeout(call.timer);
-      if (message.error) {
-        call.reject(new MoonrakerRequestError(0, message.error.message ?? 'JSON-RPC error'));
-      } else {
-        call.apply?.(message.result);
-        call.resolve(message.result);
-      }
-      return;
-    }
+    if (this.calls.settle(message)) return;
     switch (message.method) {
       case 'notify_status_update': {
         const diff = message.params?.[0];
@@ -382,26 +328,7 @@ export class StatusFeed {
     params?: Record<string, unknown>,
     apply?: (result: unknown) => void,
   ): Promise<unknown> {
-    const socket = this.socket;
-    if (!socket || socket.readyState !== socket.OPEN) return Promise.reject(new Error('websocket not open'));
-    const id = this.nextRpcId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`no answer to ${method} within ${this.options.timeoutMs} ms`));
-        socket.terminate();
-      }, this.options.timeoutMs);
-      this.pending.set(id, { apply, resolve, reject, timer });
-      socket.send(JSON.stringify({ jsonrpc: '2.0', method, ...(params ? { params } : {}), id }));
-    });
-  }
-
-  private rejectPending(error: Error): void {
-    for (const call of this.pending.values()) {
-      clearTimeout(call.timer);
-      call.reject(error);
-    }
-    this.pending.clear();
+    return this.calls.call(this.socket, method, params, apply);
   }
 
   private applyObjects(objects: ObjectStatus, complete: boolean): void {

@@ -10,7 +10,7 @@ import { Type } from 'typebox';
 import { ref } from '../../server/schemas/refs.js';
 import { strictValidatorCompiler } from '../../server/strict-validation.js';
 import { basePath } from '../base-url.js';
-import { AppKeyDecision, AppKeyRequestBody, AppKeyRequestCreated } from '../schemas.js';
+import { AppKeyDecision, AppKeyRequestBody, AppKeyRequestCreated } from '../schemas/apps.js';
 import { type OctoPrintContext, octoPrintErrorResponses, TargetParams, targetOf } from './target.js';
 
 const PollParams = Type.Object({

@@ -12,12 +12,8 @@ import { BadRequest, NotFound } from '../../errors.js';
 import { ref } from '../../server/schemas/refs.js';
 import { strictValidatorCompiler } from '../../server/strict-validation.js';
 import { basePath, targetKey } from '../base-url.js';
-import {
-  OctoPrintConnection,
-  OctoPrintConnectionCommand,
-  OctoPrintFiles,
-  OctoPrintSystemCommands,
-} from '../schemas.js';
+import { OctoPrintConnection, OctoPrintConnectionCommand, OctoPrintSystemCommands } from '../schemas/apps.js';
+import { OctoPrintFiles } from '../schemas/files.js';
 import { printerStateOf } from '../state.js';
 import {
   type OctoPrintContext,

@@ -9,7 +9,7 @@ import { ANONYMOUS } from '../../access/scopes.js';
 import { BadRequest } from '../../errors.js';
 import { ref } from '../../server/schemas/refs.js';
 import { basePath } from '../base-url.js';
-import { OctoPrintFileCommand, OctoPrintUploadResult } from '../schemas.js';
+import { OctoPrintFileCommand, OctoPrintUploadResult } from '../schemas/files.js';
 import { storedName } from '../stored-files.js';
 import { receiveOctoPrintUpload } from '../upload-form.js';
 import { type OctoPrintContext, octoPrintErrorResponses, TargetParams, targetOf } from './target.js';

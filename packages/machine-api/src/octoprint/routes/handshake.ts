@@ -8,13 +8,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Actor, ANONYMOUS, allows } from '../../access/scopes.js';
 import { ref } from '../../server/schemas/refs.js';
 import { basePath, upnpUuid } from '../base-url.js';
-import {
-  OctoPrintPrinterProfiles,
-  OctoPrintServer,
-  OctoPrintSettings,
-  OctoPrintUser,
-  OctoPrintVersion,
-} from '../schemas.js';
+import { OctoPrintServer, OctoPrintSettings, OctoPrintUser, OctoPrintVersion } from '../schemas/handshake.js';
+import { OctoPrintPrinterProfiles } from '../schemas/printer.js';
 import { ANONYMOUS_USER } from '../sessions.js';
 import { type OctoPrintContext, schema, targetOf as target } from './target.js';
 

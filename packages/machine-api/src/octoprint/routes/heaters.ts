@@ -9,7 +9,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BadRequest, Conflict } from '../../errors.js';
 import { ref } from '../../server/schemas/refs.js';
 import { strictValidatorCompiler } from '../../server/strict-validation.js';
-import { OctoPrintBedCommand, OctoPrintToolCommand } from '../schemas.js';
+import { OctoPrintBedCommand, OctoPrintToolCommand } from '../schemas/printer.js';
 import { type OctoPrintContext, octoPrintErrorResponses, TargetParams, targetOf } from './target.js';
 
 /** Offsets are reported as 0 and never applied; a client asking for another is told so. */

@@ -9,7 +9,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Conflict } from '../../errors.js';
 import { ref } from '../../server/schemas/refs.js';
 import { strictValidatorCompiler } from '../../server/strict-validation.js';
-import { OctoPrintJob, OctoPrintJobCommand, OctoPrintPrinter } from '../schemas.js';
+import { OctoPrintJob, OctoPrintJobCommand, OctoPrintPrinter } from '../schemas/printer.js';
 import { jobOf, printerOf } from '../state.js';
 import {
   type OctoPrintContext,

@@ -11,7 +11,7 @@ import { ref } from '../../server/schemas/refs.js';
 import { ok } from '../../server/types.js';
 import type { TemperatureService } from '../../temperature/service.js';
 import { type OctoPrintTarget, parseTarget } from '../base-url.js';
-import { OctoPrintError } from '../schemas.js';
+import { OctoPrintError } from '../schemas/handshake.js';
 import type { PushSessions } from '../sessions.js';
 import type { StoredFiles, SubmitPrint } from '../stored-files.js';
 

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ANONYMOUS } from '../../access/scopes.js';
-import { StoredFileInfo } from '../../octoprint/schemas.js';
+import { StoredFileInfo } from '../../octoprint/schemas/files.js';
 import type { StoredFile } from '../../octoprint/stored-files.js';
 import { jobResponse } from '../convert.js';
 import { Job } from '../schemas/jobs.js';

@@ -1,6 +1,6 @@
 /**
  * Every wire shape of the HTTP API, once, one file per area (machines, print, queue, jobs, events, keys,
- * errors, meta; the OctoPrint-compatible shapes are in octoprint/schemas.ts). These TypeBox schemas are
+ * errors, meta; the OctoPrint-compatible shapes are in octoprint/schemas/). These TypeBox schemas are
  * registered as shared schemas (their `$id` becomes the OpenAPI component name), referenced by the
  * routes, and give the handlers their types. Routes import a shape from its area's file; this file only
  * lists what is registered.

@@ -10,7 +10,7 @@ const forgeOnPostgres: TestProjectInlineConfiguration = {
 };
 
 // The machine-api suites that exercise storage (jobs, the queue and bed clearance, keys, events,
-// notifications and their outbox) run a second time on PostgreSQL when a server is given (CI sets it): each
+// notifications and their outbox, Spoolman assignments and use reports) run a second time on PostgreSQL when a server is given (CI sets it): each
 // service under test gets a database of its own (packages/machine-api/test/test-database.ts). Only these
 // suites, not the whole package: the rest never reads the database, and a full second run costs CI minutes.
 const machineApiOnPostgres: TestProjectInlineConfiguration = {
@@ -24,6 +24,7 @@ const machineApiOnPostgres: TestProjectInlineConfiguration = {
       'test/events.test.ts',
       'test/notifications.test.ts',
       'test/key-stamp.test.ts',
+      'test/spoolman.test.ts',
       'test/postgres/**/*.test.ts',
     ],
     testTimeout: 30_000,

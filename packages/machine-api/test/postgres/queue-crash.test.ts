@@ -1,0 +1,147 @@
+/**
+ * An instance killed during a dispatch (machine-api-postgres project only): B runs as its own process,
+ * as an operator runs it, and is killed with SIGKILL after it claimed a job queued on A for its
+ * (simulated Moonraker) printer but before the printer had it. A puts the job back in the queue within
+ * the heartbeat timeout; B started again prints it, once: the job is neither lost nor printed twice.
+ */
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getJson, type MachineApiUnderTest, startMachineApi, waitFor } from '../harness.js';
+import { MoonrakerSim } from '../sim/moonraker.js';
+import { createPostgresDatabase } from '../test-database.js';
+
+const cli = new URL('../../src/cli.ts', import.meta.url).pathname;
+
+interface JobBody {
+  id: string;
+  machine_id: string | null;
+  status: string;
+}
+
+let databaseUrl: string;
+let dir: string;
+let sim: MoonrakerSim;
+let a: MachineApiUnderTest;
+const started: ChildProcess[] = [];
+
+beforeAll(async () => {
+  databaseUrl = await createPostgresDatabase();
+  dir = await mkdtemp(join(tmpdir(), 'machine-api-queue-crash-'));
+  sim = await MoonrakerSim.start({ autoProgress: { tickMs: 50, step: 0.25 } });
+  // B's printer answers slowly during the dispatch below, so B's status timeouts are long.
+  await writeFile(
+    join(dir, 'b.toml'),
+    `[server]
+instance = "b"
+heartbeat_timeout_seconds = 1
+status_timeout_ms = 30000
+
+[machines.b1]
+type = "Moonraker"
+endpoint = "${sim.endpoint}"
+variant = "Generic"
+nozzle_diameter = 0.4
+timeout_seconds = 30
+poll_interval_seconds = 0.2
+`,
+  );
+  a = await startMachineApi(
+    '[server]\ninstance = "a"\nheartbeat_timeout_seconds = 1\n[machines.a1]\ntype = "Noop"\nmachine_type = "Cnc"\n',
+    { databaseUrl },
+  );
+});
+
+afterAll(async () => {
+  for (const child of started) child.kill('SIGKILL');
+  await a?.close();
+  await sim?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Starts B as its own process; resolves with its URL once its printer reads ready. */
+async function serveB(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      cli,
+      'serve',
+      '--json',
+      '--config',
+      join(dir, 'b.toml'),
+      '--bind',
+      '127.0.0.1:0',
+      '--data-dir',
+      join(dir, 'b-data'),
+      '--database-url',
+      databaseUrl,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  started.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const url = await waitFor(() => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], {
+    timeoutMs: 60_000,
+    what: `b to listen (output: ${output})`,
+  });
+  await waitFor(async () => (await getJson<{ ready: boolean }>(url, '/machines/b1')).ready, {
+    what: 'b1 to read ready',
+  });
+  return { child, url };
+}
+
+function printStarts(): number {
+  return sim.requests.filter((request) => request.path === '/printer/print/start').length;
+}
+
+describe('an instance killed during a dispatch', () => {
+  it('neither loses the job it had claimed nor prints it twice', async () => {
+    const first = await serveB();
+    // From now on b1 answers after 20 s: B's dispatch stops at its last look at the printer, after the claim.
+    sim.faults.delayMs = 20_000;
+    const gcode = '; claimed by b, then b was killed\nG28\nG1 X10 Y10 Z0.2 F3000\n';
+    const body = new FormData();
+    body.append('params', JSON.stringify({ job_name: 'survivor', machine_ids: ['b1'] }));
+    body.append('file', new Blob([gcode]), 'part.gcode');
+    const res = await fetch(`${a.baseUrl}/queue`, { method: 'POST', body });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as JobBody;
+    await waitFor(async () => (await getJson<JobBody>(a.baseUrl, `/jobs/${id}`)).machine_id === 'b1', {
+      what: 'b to claim the job',
+    });
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    sim.faults.delayMs = 0;
+    // A finds B dead (heartbeat older than 1 s) and puts the job back at its place.
+    const returned = await waitFor(
+      async () => {
+        const job = await getJson<JobBody>(a.baseUrl, `/jobs/${id}`);
+        return job.machine_id === null && job;
+      },
+      { what: 'a to return the job to the queue' },
+    );
+    expect(returned).toMatchObject({ id, status: 'queued', machine_id: null });
+    expect(printStarts()).toBe(0);
+
+    // B again (the same instance, restarted): it prints the job, once.
+    const second = await serveB();
+    await waitFor(async () => (await getJson<JobBody>(a.baseUrl, `/jobs/${id}`)).status === 'completed', {
+      what: 'the job to print on b1',
+    });
+    expect(printStarts()).toBe(1);
+    expect([...sim.files.values()].map((file) => file.toString())).toEqual([gcode]);
+    second.child.kill('SIGTERM');
+    await new Promise((resolve) => second.child.once('exit', resolve));
+  });
+});

@@ -59,8 +59,8 @@ export interface ReceivedFile {
  * `checkHead` (which throws FileRefusedError to refuse) before more is written. On any failure the
  * temporary file is removed; the source is left readable (not destroyed) so the server can still answer.
  *
- * One promise and its stream listeners together, so every way the upload can end (size limit, refused head,
- * source error, client gone) settles it once and removes the temporary file.
+ * Long by design: one promise and its stream listeners together, so every way the upload can end (size
+ * limit, refused head, source error, client gone) settles it once and removes the temporary file.
  */
 export async function receiveUpload(
   ctx: ServiceContext,

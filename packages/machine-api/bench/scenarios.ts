@@ -8,6 +8,7 @@ import { startService } from '../../../bench/service-process.js';
 import { busyScenario } from './busy.js';
 import { eventsScenario } from './events.js';
 import { farmScenario } from './farm.js';
+import { farmViewScenarios } from './farm-view.js';
 import { hostileScenarios } from './hostile.js';
 import { queueScenario } from './queue.js';
 import { slicingScenario } from './slicing.js';
@@ -162,6 +163,7 @@ export const scenarios: AnyScenario[] = [
     },
   },
   farmScenario(startMachineApi),
+  ...farmViewScenarios(),
   busyScenario(startMachineApi),
   slicingScenario(startMachineApi),
   queueScenario(startMachineApi),

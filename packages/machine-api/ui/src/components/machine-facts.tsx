@@ -1,4 +1,7 @@
-/** What a machine card tells about the print: progress, job, time left, temperatures, readiness, filament. */
+/**
+ * What a machine card tells about the print: progress, job, time left, temperatures, readiness, filament,
+ * and on a farm of several instances the instance that drives the machine.
+ */
 
 import type { Job, Machine } from '../api/client';
 import { celsius, duration, filamentLabel, loadedFilament } from '../format';
@@ -60,6 +63,12 @@ export function MachineFacts({ machine, job }: { machine: Machine; job: Job | un
         <dd>
           <Filament machine={machine} />
         </dd>
+        {machine.instance !== undefined && (
+          <>
+            <dt>Instance</dt>
+            <dd data-field="instance">{machine.instance}</dd>
+          </>
+        )}
       </dl>
     </>
   );

@@ -1,6 +1,6 @@
 /**
- * What a machine card tells about the print: progress, job, time left, temperatures, readiness, filament,
- * and on a farm of several instances the instance that drives the machine.
+ * What a machine card tells about the print: progress, job, time left, temperatures, readiness, filament
+ * (and its Spoolman spool), and on a farm of several instances the instance that drives the machine.
  */
 
 import type { Job, Machine } from '../api/client';
@@ -22,14 +22,37 @@ function reading(value: { current: number; target: number | null } | undefined):
 
 function Filament({ machine }: { machine: Machine }) {
   const filament = loadedFilament(machine);
-  if (!filament) return <>—</>;
   return (
     <>
-      {filament.color && (
+      {filament?.color && (
         <span class="swatch" style={{ background: `#${filament.color}` }} aria-hidden="true" />
       )}
-      {filamentLabel(filament)}
+      {filament ? filamentLabel(filament) : '—'}
+      <Spools machine={machine} />
     </>
+  );
+}
+
+/** The Spoolman spools the machine prints from (when Spoolman is configured), and why one was dropped. */
+function Spools({ machine }: { machine: Machine }) {
+  const spoolman = machine.spoolman;
+  if (!spoolman) return null;
+  return (
+    <span data-field="spools">
+      {spoolman.spools.map((spool) => (
+        <span key={spool.slot ?? -1} class="spool">
+          {' · '}
+          {spool.slot === null ? '' : `slot ${spool.slot}: `}spool #{spool.spool_id}
+          {spool.remaining_weight === null ? '' : `, ${Math.round(spool.remaining_weight)} g left`}
+        </span>
+      ))}
+      {spoolman.notice && (
+        <span class="error" role="status">
+          {' '}
+          {spoolman.notice}
+        </span>
+      )}
+    </span>
   );
 }
 

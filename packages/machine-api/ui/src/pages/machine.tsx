@@ -1,9 +1,13 @@
-/** `/ui/machines/:id`: the machine's card, its live camera, its temperatures over the last hour, and its state changes. */
+/**
+ * `/ui/machines/:id`: the machine's card, its live camera, its Spoolman spool, its temperatures over the
+ * last hour, and its state changes.
+ */
 
 import { useEffect } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { LiveStream } from '../components/camera';
 import { MachineCard } from '../components/machine-card';
+import { SpoolForm } from '../components/spool-form';
 import { TemperatureChart } from '../components/temperature-chart';
 import { Usage } from '../components/usage';
 import { clock, nozzleDiameter, STATE_LABELS } from '../format';
@@ -56,6 +60,7 @@ export default function MachinePage() {
         <dd>{volume ? `${volume.width} × ${volume.depth} × ${volume.height} mm` : '—'}</dd>
       </dl>
       <h2>Prints and filament</h2>
+      <SpoolForm machine={machine} />
       <Usage machineId={id} label={`Prints and filament of ${id}`} />
       <h2>Temperatures, last hour</h2>
       {samples.length === 0 ? (

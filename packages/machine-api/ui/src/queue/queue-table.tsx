@@ -1,4 +1,7 @@
-/** The waiting jobs, next first: what each needs, which machines could take it, its priority, cancel. */
+/**
+ * The waiting jobs, next first: what each needs, which machines could take it (and those whose Spoolman
+ * spool cannot finish it now, with the reason), its priority, cancel.
+ */
 
 import { api, type Job, type Schemas } from '../api/client';
 import { ConfirmButton } from '../components/confirm';
@@ -36,14 +39,25 @@ export function QueueTable({
           </tr>
         </thead>
         <tbody>
-          {entries.map(({ job, machines }) => (
+          {entries.map(({ job, machines, held }) => (
             <tr key={job.id} data-job={job.id}>
               <td>{job.position}</td>
               <td>
                 <a href={`/ui/jobs/${job.id}`}>{job.job_name}</a>
               </td>
               <td>{constraintsText(job.constraints)}</td>
-              <td>{machines.length ? machines.join(', ') : 'none configured'}</td>
+              <td>
+                {machines.length ? machines.join(', ') : 'none configured'}
+                {held.length > 0 && (
+                  <ul class="held" data-field="held">
+                    {held.map(({ machine_id, reason }) => (
+                      <li key={machine_id}>
+                        not now on {machine_id}: {reason}
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </td>
               <td>
                 <PriorityForm job={job} onError={onError} />
               </td>

@@ -189,7 +189,8 @@ export class Forwarder {
     reply.raw.once('close', onClose);
     let answer: Awaited<ReturnType<typeof send>>;
     try {
-      answer = await send(new URL(path, remote.url), {
+      // Appended as text: the owner's URL may have a path (a `public_url` behind a reverse proxy).
+      answer = await send(`${remote.url.replace(/\/+$/, '')}${path}`, {
         method: request.method as 'GET',
         headers,
         body,

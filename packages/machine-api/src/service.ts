@@ -21,7 +21,9 @@ import { designLimits } from './config/server-keys.js';
 import { loadConfig } from './config.js';
 import { DesignWorkers } from './design/workers.js';
 import { ServiceError } from './errors.js';
+import type { EventBus } from './events/events.js';
 import { EventHistory } from './events/history.js';
+import { SharedEventBus } from './events/shared.js';
 import { FarmMembership, heartbeatIntervalMs } from './farm/instances.js';
 import { farmMachines } from './farm/wiring.js';
 import { openJobDatabase } from './jobs/database.js';
@@ -103,10 +105,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const metrics = new ServiceMetrics(machines, statusTimeoutMs);
   const access = resolveAccess(config.server, options.host);
   if (access.warning) logger.warn(access.warning);
-  const database = await openJobDatabase({
-    dataDir,
-    url: options.databaseUrl ?? config.server.database_url,
-  });
+  const databaseUrl = options.databaseUrl ?? config.server.database_url;
+  const database = await openJobDatabase({ dataDir, url: databaseUrl });
   const { db } = database;
   const keys = new KeyService(new KeyStore(db));
   const appKeys = new AppKeyRequests(new AppKeyRequestStore(db), keys);
@@ -184,7 +184,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const stopPhotos = jobs.onJobChange(photos.onJobChange);
   const temperatures = new TemperatureService(machines, observer, config.presets);
-  const events = new EventHistory();
+  // A farm streams every instance's events from the database; one instance alone keeps them in memory.
+  const events: EventBus =
+    database.dialect === 'postgres' && databaseUrl
+      ? await SharedEventBus.open({ db, url: databaseUrl, instance, logger })
+      : new EventHistory(instance);
   const stopEvents = publishFarmEvents(events, { observer, runner: jobs, queue });
   const notifications = createNotifications({
     db,
@@ -269,6 +273,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await forwarder?.close();
       await farm.publisher?.close();
       await farm.mirror?.close();
+      await events.close();
       await membership?.leave();
       await database.close();
     })();

@@ -313,7 +313,7 @@ filaments = []
 
 describe('the event history', () => {
   it('keeps at least the last minEvents events and resumes from any of them; older cursors get reset', () => {
-    const history = new EventHistory({ minEvents: 5, minAgeMs: 0, maxEvents: 10, seed: 100 });
+    const history = new EventHistory('test', { minEvents: 5, minAgeMs: 0, maxEvents: 10, seed: 100 });
     for (let i = 0; i < 12; i++)
       history.publish({ type: 'queue.changed', machine_id: null, job_id: null, data: { i } });
     expect(history.lastId).toBe(112);
@@ -330,7 +330,7 @@ describe('the event history', () => {
   });
 
   it('keeps events younger than minAgeMs beyond minEvents, up to maxEvents', () => {
-    const history = new EventHistory({ minEvents: 5, minAgeMs: 60_000, maxEvents: 8, seed: 0 });
+    const history = new EventHistory('test', { minEvents: 5, minAgeMs: 60_000, maxEvents: 8, seed: 0 });
     for (let i = 0; i < 12; i++)
       history.publish({ type: 'queue.changed', machine_id: null, job_id: null, data: {} });
     expect(history.size).toBe(8);

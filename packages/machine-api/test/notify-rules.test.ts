@@ -38,7 +38,7 @@ function watched(
     queueWaitMs?: number;
   } = {},
 ) {
-  const bus = new EventHistory({ minEvents: 100, minAgeMs: 1000, maxEvents: 1000, seed: 0 });
+  const bus = new EventHistory('test', { minEvents: 100, minAgeMs: 1000, maxEvents: 1000, seed: 0 });
   const noticed: Noticed[] = [];
   let waiting = options.waiting ?? [];
   const watch = new FarmWatch({

@@ -174,7 +174,7 @@ class FakeResponse extends EventEmitter {
 describe('an SSE stream', () => {
   it('sends a heartbeat comment while nothing happens', async () => {
     const response = new FakeResponse();
-    const stream = new EventStream(response as unknown as ServerResponse, new EventHistory(), {
+    const stream = new EventStream(response as unknown as ServerResponse, new EventHistory('test'), {
       filter: {},
       after: null,
       heartbeatMs: 10,
@@ -191,7 +191,7 @@ describe('an SSE stream', () => {
   });
 
   it('drops a client that stops reading instead of buffering without bound', async () => {
-    const bus = new EventHistory();
+    const bus = new EventHistory('test');
     const response = new FakeResponse();
     const stream = new EventStream(response as unknown as ServerResponse, bus, {
       filter: {},

@@ -11,6 +11,8 @@ export interface ReceivedEvent {
   event: {
     id: number;
     type: string;
+    /** The instance that published it. */
+    instance: string;
     time: string;
     machine_id: string | null;
     job_id: string | null;

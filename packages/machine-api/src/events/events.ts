@@ -1,10 +1,12 @@
 /**
  * Live events: what changed in the farm, as one ordered stream with resumable ids.
  *
- * Producers (the machine observer, the job runner, the queue) `publish`; consumers (`GET /events`, tests,
- * later a dashboard) `subscribe` with an optional cursor. Ids increase by one per event within a run and
- * start above every id of a previous run (they are seeded from the clock), so a cursor from before a
- * restart is recognised as too old instead of being confused with a new event.
+ * Producers (the machine observer, the job runner, the queue) `publish`; consumers (`GET /events`, the
+ * notification watch, tests) `subscribe` with an optional cursor. Two buses implement it: one instance
+ * alone keeps the stream in memory (history.ts: ids increase by one per event within a run and start above
+ * every id of a previous run, seeded from the clock, so a cursor from before a restart is recognised as too
+ * old instead of being confused with a new event); instances sharing a PostgreSQL database keep one stream
+ * for the whole farm there (shared.ts), each event tagged with the instance that published it.
  */
 
 /** Every event type a client can filter on (`?types=`). */
@@ -31,6 +33,8 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export interface FarmEvent {
   id: number;
   type: EventType;
+  /** The instance that published it (`[server] instance`); a `reset` names the instance that answers. */
+  instance: string;
   /** ISO 8601 time of publication. */
   time: string;
   machine_id: string | null;
@@ -39,13 +43,15 @@ export interface FarmEvent {
   data: Record<string, unknown>;
 }
 
-export type NewEvent = Omit<FarmEvent, 'id' | 'time'>;
+export type NewEvent = Omit<FarmEvent, 'id' | 'time' | 'instance'>;
 
 export interface EventFilter {
   /** Only events about this machine (events without a machine are excluded). */
   machineId?: string;
   /** Only these types (`reset` is always delivered). */
   types?: readonly EventType[];
+  /** Only events this instance published (the notification watch: each instance notifies of its own). */
+  instance?: string;
 }
 
 export interface EventSubscription {
@@ -54,10 +60,13 @@ export interface EventSubscription {
 }
 
 export interface EventBus {
-  /** Id of the newest event (or the seed before the first one). */
-  readonly lastId: number;
-  /** Records the event in the history and delivers it to every matching subscriber, synchronously. */
-  publish(event: NewEvent): FarmEvent;
+  /** This instance's name: the `instance` of every event it publishes. */
+  readonly instance: string;
+  /**
+   * Records the event in the history and delivers it to every matching subscriber: at once in memory,
+   * once it is committed and read back on a farm (shared.ts).
+   */
+  publish(event: NewEvent): void;
   /**
    * Delivers, in order and without gaps: with `after`, every matching event after that id still in the
    * history (or a single `reset` event when the id is not resumable), then every new matching event.
@@ -70,11 +79,20 @@ export interface EventBus {
   ): EventSubscription;
   /** The newest `limit` retained events matching `filter`, oldest first (no `reset`). */
   recent(filter: EventFilter, limit: number): FarmEvent[];
+  /**
+   * Resolves once `subscribe` and `recent` see every event this instance published before the call and,
+   * given `id` (a client's `Last-Event-ID`, perhaps first seen on another instance), every event up to it
+   * that exists. Never rejects; on a farm whose database does not answer it gives up after a bound.
+   */
+  settle(id?: number): Promise<void>;
+  /** Stops the bus: on a farm, writes what is still pending (bounded in time) and stops listening. */
+  close(): Promise<void>;
 }
 
 /** Whether `event` passes `filter`. */
 export function matches(filter: EventFilter, event: FarmEvent): boolean {
   if (event.type === 'reset') return true;
+  if (filter.instance !== undefined && event.instance !== filter.instance) return false;
   if (filter.machineId !== undefined && event.machine_id !== filter.machineId) return false;
   if (filter.types !== undefined && !filter.types.includes(event.type)) return false;
   return true;

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { type Generated, Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { AccessTables } from '../access/tables.js';
+import type { EventTables } from '../events/tables.js';
 import type { FarmTables } from '../farm/tables.js';
 import type { NotifyTables } from '../notify/tables.js';
 import type { SpoolmanTables } from '../spoolman/tables.js';
@@ -95,7 +96,8 @@ export interface JobDatabase
     AccessTables,
     FarmTables,
     KeptDesignTables,
-    SpoolmanTables {
+    SpoolmanTables,
+    EventTables {
   jobs: JobsTable;
   api_keys: ApiKeysTable;
   stored_files: StoredFilesTable;

@@ -5,6 +5,7 @@
 
 import { type ColumnDefinitionBuilder, type Migration, sql } from 'kysely';
 import { accessMigration } from '../access/tables.js';
+import { eventsMigration } from '../events/tables.js';
 import { farmMachinesMigration, farmMigration } from '../farm/tables.js';
 import { notifyMigration } from '../notify/tables.js';
 import { spoolmanMigration } from '../spoolman/tables.js';
@@ -157,5 +158,6 @@ export function jobMigrations(dialect: DialectName): Record<string, Migration> {
     '041_farm_machines': farmMachinesMigration(dialect),
     '045_queue_design_chunks': keptDesignsMigration(dialect),
     '046_spoolman': spoolmanMigration(dialect === 'postgres' ? 'serial' : 'integer'),
+    '047_farm_events': eventsMigration(dialect),
   };
 }

@@ -57,7 +57,8 @@ export class FarmWatch {
   /** Subscribes to the bus and arms the waiting-job timers of jobs already in the queue. */
   async start(): Promise<void> {
     this.subscription = this.options.bus.subscribe(
-      { types: ['job.updated', 'machine.state', 'queue.changed'] },
+      // Each instance notifies of its own events only: on a farm the stream carries every instance's.
+      { types: ['job.updated', 'machine.state', 'queue.changed'], instance: this.options.bus.instance },
       null,
       (event) => this.onEvent(event),
     );

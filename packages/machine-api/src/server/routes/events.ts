@@ -54,6 +54,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox<RouteOptions & { stream?: Ev
     async (request, reply) => {
       const filter = parseFilter(request.query.machine_id, request.query.types);
       const after = parseLastEventId(request.headers['last-event-id']);
+      // The stream starts after what this instance published before the request (on a farm that goes
+      // through the database); a cursor first seen on another instance may be ahead of this one for a moment.
+      await context.events.settle(after ?? undefined);
       // Headers already set by hooks (CORS, x-request-id) go out with the stream's own.
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(reply.getHeaders())) {
@@ -87,6 +90,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<RouteOptions & { stream?: Ev
     },
     async (request) => {
       const filter = parseFilter(request.query.machine_id, request.query.types);
+      // What this instance published before the request is in the answer (on a farm it goes through the database).
+      await context.events.settle();
       return context.events.recent(filter, request.query.limit ?? 1000);
     },
   );

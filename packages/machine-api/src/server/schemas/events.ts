@@ -15,9 +15,14 @@ export const EventType = Type.Unsafe<(typeof EVENT_TYPES)[number]>({
 export const Event = Type.Object(
   {
     id: Type.Integer({
-      description: 'Increases by one per event; send the last one seen as `Last-Event-ID` to resume.',
+      description:
+        'Increases by one per event (one sequence for the whole farm); send the last one seen as `Last-Event-ID` to resume, on this instance or any other of the farm.',
     }),
     type: ref(EventType),
+    instance: Type.String({
+      description:
+        "The instance that published the event (`[server] instance`): on a farm on several hosts, every instance streams every instance's events in one id order; a `reset` names the instance that sent it.",
+    }),
     time: Type.String({ format: 'date-time' }),
     machine_id: Type.Unsafe<string | null>({ type: 'string', nullable: true }),
     job_id: Type.Unsafe<string | null>({ type: 'string', nullable: true }),

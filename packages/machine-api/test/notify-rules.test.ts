@@ -152,6 +152,43 @@ describe('the watch turns farm events into notifications', () => {
     expect(w.noticed[1]?.data.title).toBe('No machine for: cube');
     w.watch.close();
   });
+
+  it("on a farm, another instance's events notify nothing here, and a job it took stops waiting here", async () => {
+    const queuedAt = new Date().toISOString();
+    const taken = job({ id: 'q', machine_id: null, status: 'queued', queued_at: queuedAt });
+    const left = job({ id: 'r', machine_id: null, status: 'queued', queued_at: queuedAt });
+    const w = watched({
+      waiting: [
+        { job: taken, machines: ['b1'] },
+        { job: left, machines: ['b1'] },
+      ],
+      queueWaitMs: 50,
+    });
+    await w.watch.start();
+    // What the shared stream (events/shared.ts) hands this instance from instance "b".
+    const fromB = (
+      type: 'job.updated' | 'machine.state',
+      data: Record<string, unknown>,
+      jobId: string | null,
+    ) =>
+      w.bus.append({
+        id: w.bus.lastId + 1,
+        type,
+        instance: 'b',
+        time: new Date().toISOString(),
+        machine_id: 'b1',
+        job_id: jobId,
+        data,
+      });
+    fromB('job.updated', { ...taken, machine_id: 'b1', status: 'slicing' }, 'q');
+    fromB('job.updated', { ...taken, machine_id: 'b1', status: 'printing' }, 'q');
+    fromB('job.updated', { ...taken, machine_id: 'b1', status: 'completed' }, 'q');
+    fromB('machine.state', { state: { state: 'offline' }, busy: false, awaiting_clear_since: null }, null);
+    // Both waits were armed together: the one for `q` would have fired first.
+    await waitFor(() => w.types().includes('queue.waiting'));
+    expect(w.noticed.map((n) => [n.event, n.data.job?.id ?? null])).toEqual([['queue.waiting', 'r']]);
+    w.watch.close();
+  });
 });
 
 const ntfy: TargetSettings = { name: 'n', kind: 'ntfy', url: 'https://ntfy.sh/t' };

@@ -50,8 +50,6 @@ export interface EventFilter {
   machineId?: string;
   /** Only these types (`reset` is always delivered). */
   types?: readonly EventType[];
-  /** Only events this instance published (the notification watch: each instance notifies of its own). */
-  instance?: string;
 }
 
 export interface EventSubscription {
@@ -92,7 +90,6 @@ export interface EventBus {
 /** Whether `event` passes `filter`. */
 export function matches(filter: EventFilter, event: FarmEvent): boolean {
   if (event.type === 'reset') return true;
-  if (filter.instance !== undefined && event.instance !== filter.instance) return false;
   if (filter.machineId !== undefined && event.machine_id !== filter.machineId) return false;
   if (filter.types !== undefined && !filter.types.includes(event.type)) return false;
   return true;

@@ -40,8 +40,6 @@ export const DEFAULT_HISTORY: HistoryOptions = {
 interface Subscriber {
   /** `filter.types` as a set (`reset` is never published, so it needs no exception here). */
   types: ReadonlySet<EventType> | null;
-  /** `filter.instance`: only that instance's events. */
-  instance: string | null;
   deliver: (event: FarmEvent) => void;
 }
 
@@ -155,7 +153,6 @@ export class EventHistory implements EventBus {
     // Replay and registration happen in one synchronous step: no event can fall in between.
     const subscriber: Subscriber = {
       types: filter.types ? new Set(filter.types) : null,
-      instance: filter.instance ?? null,
       deliver,
     };
     const { machineId } = filter;
@@ -177,7 +174,6 @@ export class EventHistory implements EventBus {
 
   private deliverTo(group: ReadonlySet<Subscriber>, event: FarmEvent): void {
     for (const subscriber of group) {
-      if (subscriber.instance !== null && subscriber.instance !== event.instance) continue;
       if (subscriber.types === null || subscriber.types.has(event.type)) subscriber.deliver(event);
     }
   }

@@ -57,8 +57,7 @@ export class FarmWatch {
   /** Subscribes to the bus and arms the waiting-job timers of jobs already in the queue. */
   async start(): Promise<void> {
     this.subscription = this.options.bus.subscribe(
-      // Each instance notifies of its own events only: on a farm the stream carries every instance's.
-      { types: ['job.updated', 'machine.state', 'queue.changed'], instance: this.options.bus.instance },
+      { types: ['job.updated', 'machine.state', 'queue.changed'] },
       null,
       (event) => this.onEvent(event),
     );
@@ -78,6 +77,15 @@ export class FarmWatch {
 
   private onEvent(event: FarmEvent): void {
     try {
+      if (event.instance !== this.options.bus.instance) {
+        // On a farm the stream carries every instance's events, and each instance notifies of its own;
+        // another's only tells this one that a job it took is no longer waiting here.
+        if (event.type === 'job.updated') {
+          const job = event.data as unknown as WireJob;
+          if (job.status !== 'queued' || job.machine_id !== null) this.disarmWait(job.id);
+        }
+        return;
+      }
       if (event.type === 'job.updated') this.onJob(event.data as unknown as WireJob, event.time);
       else if (event.type === 'machine.state' && event.machine_id !== null) {
         this.onMachine(event.machine_id, event.data, event.time);

@@ -260,6 +260,48 @@ material.type = "pla"
   });
 });
 
+describe('Spoolman use during a long print', () => {
+  it('is reported as the print goes, and the reports add up to what the job used', async () => {
+    const sim = await new SpoolmanSim().start();
+    sim.addSpool({ id: 21, remaining: 1000 });
+    const api = await startMachineApi(`
+[spoolman]
+url = "${sim.url}"
+report_interval_s = 1
+
+[machines.slow]
+type = "Noop"
+print_seconds = 3
+clearing = "auto"
+`);
+    try {
+      const assigned = await fetch(`${api.baseUrl}/machines/slow/spool`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ spool_id: 21 }),
+      });
+      expect(assigned.status).toBe(200);
+      const response = await postPrint(api.baseUrl, { machineId: 'slow', jobName: 'long', file: GCODE });
+      expect(response.status).toBe(200);
+      const { job_id } = (await response.json()) as { job_id: string };
+      await waitFor(
+        async () =>
+          (await getJson<{ status: string }>(api.baseUrl, `/jobs/${job_id}`)).status === 'completed',
+        { what: 'the print to complete' },
+      );
+      await waitFor(() => Math.abs((sim.spools.get(21)?.used_length ?? 0) - 4000) < 0.01, {
+        what: 'the reports to add up to 4000 mm',
+      });
+      // More than the one report at the end: the print was reported as it went.
+      expect(sim.uses.length).toBeGreaterThan(1);
+      expect(sim.uses.every((use) => use.spool === 21 && (use.use_length ?? 0) > 0)).toBe(true);
+    } finally {
+      await api.close();
+      await sim.close();
+    }
+  });
+});
+
 describe('Spoolman not configured', () => {
   it('PUT /machines/{id}/spool says so', async () => {
     const api = await startMachineApi('[machines.sim]\ntype = "Noop"\n');

@@ -218,11 +218,12 @@ export class JobLifecycle {
       progress: flight.progress,
     });
     await this.options.store.setFilament(flight.jobId, used);
-    this.onUse?.(flight.jobId, flight.machineId, used);
+    // Recorded before the job turns final: a job seen ended has its use report in the outbox.
+    await this.onUse?.(flight.jobId, flight.machineId, used);
   }
 
   /** Told of every print's filament use at its end (Spoolman reports). */
-  onUse: ((jobId: string, machineId: string, used: JobFilament) => void) | null = null;
+  onUse: ((jobId: string, machineId: string, used: JobFilament) => Promise<void>) | null = null;
 
   /** Keeps the highest progress the machine of each printing job reported. */
   watchProgress(change: MachineChange): void {

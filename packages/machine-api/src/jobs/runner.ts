@@ -57,7 +57,7 @@ export interface JobRunnerOptions {
   /** The Spoolman spool a job on the machine prints from (`slot`: the filament index it uses), if any. */
   spoolFor?: (entry: RegisteredMachine, slot: number | null) => JobSpool | undefined;
   /** Told of every print's filament use at its end (Spoolman use reports). */
-  onUse?: (jobId: string, machineId: string, used: JobFilament) => void;
+  onUse?: (jobId: string, machineId: string, used: JobFilament) => Promise<void>;
 }
 
 /** What a job needs to know of the spool it prints from. */

@@ -50,10 +50,10 @@ export class SpoolUsage {
     await this.chain;
   }
 
-  /** A print ended: report what it used beyond what was already reported. */
-  finished(jobId: string, machineId: string, used: JobFilament): void {
-    if (used.spoolId === null || used.usedM === null) return;
-    this.enqueue(jobId, machineId, used.spoolId, used.usedM * 1000, used.gramsPerMetre);
+  /** A print ended: report what it used beyond what was already reported (resolves once it is recorded). */
+  finished(jobId: string, machineId: string, used: JobFilament): Promise<void> {
+    if (used.spoolId === null || used.usedM === null) return Promise.resolve();
+    return this.enqueue(jobId, machineId, used.spoolId, used.usedM * 1000, used.gramsPerMetre);
   }
 
   /** Reports the use so far of every print under way from a spool. */
@@ -77,10 +77,11 @@ export class SpoolUsage {
     spoolId: number,
     totalMm: number,
     gramsPerMetre: number,
-  ): void {
+  ): Promise<void> {
     this.chain = this.chain
       .then(() => this.record(jobId, machineId, spoolId, totalMm, gramsPerMetre))
       .catch((error: unknown) => this.failed(error, jobId));
+    return this.chain;
   }
 
   private async record(

@@ -38,7 +38,7 @@ export interface Spoolman {
   /** The machine's spool now, for the queue's spool rule. */
   spoolOf(entry: RegisteredMachine): SpoolFacts | undefined;
   /** A print ended with this use (for the runner). */
-  onUse(jobId: string, machineId: string, used: JobFilament): void;
+  onUse(jobId: string, machineId: string, used: JobFilament): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -100,8 +100,8 @@ export function createSpoolman(options: SpoolmanOptions): Spoolman {
         marginG: settings.marginG,
       };
     },
-    onUse(jobId, machineId, used) {
-      usage?.finished(jobId, machineId, used);
+    async onUse(jobId, machineId, used) {
+      await usage?.finished(jobId, machineId, used);
     },
     async start() {
       await assignments.start();

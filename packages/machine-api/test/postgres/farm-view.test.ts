@@ -16,9 +16,10 @@ import { createPostgresDatabase } from '../test-database.js';
 
 const cli = new URL('../../src/cli.ts', import.meta.url).pathname;
 
-function config(instance: string, machines: string[]): string {
+function config(instance: string, machines: string[], server: string[] = []): string {
   return [
     '[server]',
+    ...server,
     `instance = "${instance}"`,
     'auth = "keys"',
     'heartbeat_timeout_seconds = 1',
@@ -107,7 +108,8 @@ beforeAll(async () => {
   databaseUrl = await createPostgresDatabase();
   dir = await mkdtemp(join(tmpdir(), 'machine-api-farm-view-'));
   await writeFile(join(dir, 'b.toml'), config('b', ['b1', 'b2']));
-  a = await startMachineApi(config('a', ['a1', 'c1']), { databaseUrl });
+  // a's upload limit is small, to show that it bounds what a forwards.
+  a = await startMachineApi(config('a', ['a1', 'c1'], ['max_upload_mib = 1']), { databaseUrl });
   b = await serveB();
   admin = await createKey('farm-admin', 'read,print,control,admin');
   reader = await createKey('reader', 'read');
@@ -199,6 +201,38 @@ describe('any instance answers for the whole farm', () => {
     expect(cleared).toMatchObject({
       status: 200,
       body: { id: 'b2', instance: 'b', awaiting_clear_since: null, state: { state: 'idle' } },
+    });
+  });
+
+  it('streams an upload under an OctoPrint base through a to b, within the upload limit', async () => {
+    const form = new FormData();
+    form.append('file', new Blob(['G28\nG1 X5 Y5\n']), 'octo.gcode');
+    form.append('print', 'true');
+    const uploaded = await call(a.baseUrl, '/octoprint/b2/api/files/local', admin, {
+      method: 'POST',
+      body: form,
+    });
+    expect(uploaded.status).toBe(201);
+    await waitFor(
+      async () => {
+        // Asked of b itself: a's list lags b by up to a second and would still show the earlier print.
+        const machine = (await call(b!.url, '/machines/b2', reader)).body;
+        return machine?.awaiting_clear_since !== null && machine?.current_job === null;
+      },
+      { timeoutMs: 10_000, what: 'the uploaded print to finish on b2' },
+    );
+    expect((await call(a.baseUrl, '/machines/b2/clear', admin, { method: 'POST' })).status).toBe(200);
+
+    // Over a's upload limit (1 MiB, and 1 MiB of room for the multipart framing): refused by a itself.
+    const big = new FormData();
+    big.append('file', new Blob([new Uint8Array(3 * 1024 * 1024)]), 'big.gcode');
+    const refused = await call(a.baseUrl, '/octoprint/b2/api/files/local', admin, {
+      method: 'POST',
+      body: big,
+    });
+    expect(refused.status).toBe(413);
+    expect(refused.body).toEqual({
+      error: 'the request body is larger than the upload limit of 1048576 bytes',
     });
   });
 

@@ -355,6 +355,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     cameras.start();
     // Prints a killed run left on their machines get their photo once the machines are back.
     void machinesStarted.then(() => photos.photographInterrupted(interruptedPrints));
+    // Prints a killed run left on printers that print on by themselves are followed again.
+    void machinesStarted.then(() => jobs.followAgain());
     if (config.server.mdns ?? options.mdnsDefault ?? true) {
       // The mDNS responder's modules are loaded only when it is on.
       const { advertise } = await import('./server/mdns.js');

@@ -171,7 +171,7 @@ export class JobLifecycle {
    * Releases the machine, then records the end of a print it had started: a client that sees the job
    * final may print again at once, so the machine must already be free by then.
    */
-  async follow(flight: Flight, finished: Promise<PrintOutcome>, workDir: string): Promise<void> {
+  async follow(flight: Flight, finished: Promise<PrintOutcome>, workDir: string | undefined): Promise<void> {
     const outcome = await finished.catch(
       (error: unknown): PrintOutcome => ({
         status: 'failed',

@@ -1,8 +1,10 @@
 /**
  * What a start does about the previous run of this instance (a clean stop, a crash or `kill -9`): queue
- * jobs claimed for its machines but not handed to them yet go back to the queue at their place; jobs that
- * were in flight on its machines fail with a message (a print that reached a USB or simulated printer
- * died with the process; their beds then await a clear); beds awaiting a clear are restored; a slicer the
+ * jobs claimed for its machines but not handed to them yet go back to the queue at their place; a job
+ * printing on a printer that prints on by itself (Moonraker) stays printing, to be followed again once
+ * the machine is connected (runner.ts); other jobs that were in flight on its machines fail with a
+ * message (a print that reached a USB or simulated printer died with the process; their beds then await
+ * a clear); beds awaiting a clear are restored; a slicer the
  * killed run left is ended and the work files go. Only this instance's machines: on a shared database the
  * other instances' jobs are theirs to judge.
  */
@@ -23,19 +25,30 @@ export interface RecoveryOptions {
   logger: Logger;
 }
 
-/**
- * Recovers, then empties `[workRoot, uploadDir]`. Returns the failed jobs that had reached their machine
- * (a run that was killed left them printing): their machines hold what they printed.
- */
+export interface Recovered {
+  /** Failed jobs that had reached their machine (a killed run left them printing): their machines hold what they printed. */
+  interrupted: Job[];
+  /** Jobs printing on a printer that prints on by itself (`followAgain`): left printing, to be followed again. */
+  printingOn: Job[];
+}
+
+/** Recovers, then empties `[workRoot, uploadDir]`. */
 export async function recoverJobs(
   options: RecoveryOptions,
   [workRoot, uploadDir]: [string, string],
-): Promise<Job[]> {
+): Promise<Recovered> {
   const { store, observer, logger, machines } = options;
   const own = machines.machines.map((entry) => entry.id);
   for (const job of await store.returnClaimed(own))
     logger.warn({ job: job.id }, 'queued job claimed before a restart goes back to the queue');
-  const interrupted = await store.failUnfinished(own);
+  const followable = (job: Job) =>
+    job.status === 'printing' &&
+    job.machineId !== null &&
+    machines.get(job.machineId)?.machine.followAgain !== undefined;
+  const printingOn = (await store.list({ status: 'printing', limit: 10_000 })).filter(
+    (job) => own.includes(job.machineId ?? '') && followable(job),
+  );
+  const interrupted = await store.failUnfinished(own, followable);
   for (const { job, was } of interrupted) {
     logger.warn({ job: job.id, machine: job.machineId }, 'job interrupted by a restart');
     if (job.machineId && (was === 'uploading' || was === 'printing')) {
@@ -50,5 +63,8 @@ export async function recoverJobs(
   }
   await Promise.all([workRoot, uploadDir].map((dir) => rm(dir, { recursive: true, force: true })));
   await Promise.all([workRoot, uploadDir].map((dir) => mkdir(dir, { recursive: true })));
-  return interrupted.flatMap(({ job }) => (job.machineId && job.printingAt ? [job] : []));
+  return {
+    interrupted: interrupted.flatMap(({ job }) => (job.machineId && job.printingAt ? [job] : [])),
+    printingOn,
+  };
 }

@@ -3,8 +3,9 @@
  * completed / failed / cancelled, persisted at every step. `submit` returns once the machine has started
  * the job (or throws what stopped it); the runner then follows the print to its end in the background.
  * Each job gets a work directory under the data dir that is removed whatever the outcome. This module
- * orchestrates (submit, dispatch from the queue, launch, cancel, clear); lifecycle.ts holds the machine
- * slots and the jobs in flight and records every transition; machine-fit.ts says whether a machine fits.
+ * orchestrates (submit, dispatch from the queue, cancel, clear, following again after a restart);
+ * launch.ts runs one job to its printer; lifecycle.ts holds the machine slots and the jobs in flight and
+ * records every transition; machine-fit.ts says whether a machine fits.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -15,19 +16,19 @@ import { MissingScope } from '../access/errors.js';
 import { type Actor, ANONYMOUS, mayManageJob } from '../access/scopes.js';
 import type { LineScan } from '../design/line-scan.js';
 import type { DesignWorkers } from '../design/workers.js';
-import { Conflict, NotFound, ServiceError } from '../errors.js';
+import { Conflict, NotFound, type ServiceError } from '../errors.js';
 import { MachineError } from '../machines/machine.js';
 import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
-import { preparePrint } from '../slicer/pipeline.js';
-import { estimateFilament, type FilamentSettings, filamentSettings, type JobFilament } from './filament.js';
-import { isFinal, type Job, type JobParameters, type JobStatus } from './job.js';
+import type { JobFilament } from './filament.js';
+import { isFinal, type Job, type JobParameters } from './job.js';
 import type { KeptDesigns } from './kept-designs.js';
-import { ClaimLost, type CurrentJob, JobLifecycle } from './lifecycle.js';
-import { assertClearable, assertFilament, assertIdle, filamentIndexFor } from './machine-fit.js';
+import { type LaunchContext, launchJob } from './launch.js';
+import { type CurrentJob, JobLifecycle } from './lifecycle.js';
+import { assertClearable, assertFilament, assertIdle } from './machine-fit.js';
 import { recoverJobs } from './recovery.js';
-import { onAbort, safeExtension } from './signals-and-names.js';
+import { safeExtension } from './signals-and-names.js';
 import type { JobFilter, JobStore } from './store.js';
 
 export type { CurrentJob } from './lifecycle.js';
@@ -69,16 +70,6 @@ export interface JobSpool {
   pricePerKg: number | null;
 }
 
-/** How `launch` treats a refusal: a direct print leaves no job, a queued one stays failed for a requeue. */
-interface LaunchOptions {
-  /** Aborts when the client of a direct print hangs up before the machine has the job. */
-  clientGone?: AbortSignal;
-  /** A 4xx refusal removes the job (its client never learnt the id). */
-  forgetRefused: boolean;
-  /** The upload's line check (see Upload). */
-  lines?: LineScan;
-}
-
 export class JobRunner {
   /** Where the HTTP layer streams uploads before handing them over. */
   readonly uploadDir: string;
@@ -88,6 +79,8 @@ export class JobRunner {
   /** The machine slots and the jobs in flight. */
   private readonly lifecycle: JobLifecycle;
   private unobserve: (() => void) | null = null;
+  /** Jobs the previous run left printing on printers that print on by themselves (see followAgain). */
+  private printingOn: Job[] = [];
 
   constructor(private readonly options: JobRunnerOptions) {
     this.uploadDir = join(options.dataDir, 'uploads');
@@ -103,12 +96,46 @@ export class JobRunner {
    * jobs that had reached their machine: their machines hold what they printed.
    */
   async start(): Promise<Job[]> {
-    const interrupted = await recoverJobs(this.options, [this.workRoot, this.uploadDir]);
+    const { interrupted, printingOn } = await recoverJobs(this.options, [this.workRoot, this.uploadDir]);
+    // Their machines are held until `followAgain` knows whether they still print them.
+    for (const job of printingOn) this.lifecycle.reserve(job.machineId as string, `job ${job.id}`);
+    this.printingOn = printingOn;
     this.unobserve = this.options.observer.onChange((change) => {
       this.lifecycle.watchSilence(change);
       this.lifecycle.watchProgress(change);
     });
     return interrupted;
+  }
+
+  /**
+   * Follows again the jobs a killed run left printing on printers that print on by themselves (call once
+   * the machines have started): each is followed to its end as if this run had started it; one whose
+   * printer no longer knows it fails with a message, as a USB print does at start.
+   */
+  async followAgain(): Promise<void> {
+    const { store, machines, logger } = this.options;
+    for (const job of this.printingOn.splice(0)) {
+      const machineId = job.machineId as string;
+      const entry = machines.get(machineId);
+      const active = await entry?.machine
+        .followAgain?.({ jobId: job.id, jobName: job.parameters.job_name })
+        .catch(() => null);
+      if (active) {
+        const flight = this.lifecycle.track(job.id, machineId);
+        flight.handedOver = true;
+        flight.status = 'printing';
+        logger.info({ job: job.id, machine: machineId }, 'following a print of the previous run again');
+        // Told as printing again: listeners that act at a print's end (photos, notifications) follow it too.
+        this.changed(job);
+        void this.lifecycle.follow(flight, active.finished, undefined);
+        continue;
+      }
+      const message = `machine-api stopped while the job was printing, and "${machineId}" no longer reports it; what the machine did afterwards is unknown`;
+      this.changed(await store.setStatus(job.id, 'failed', message));
+      await store.markBedAwaiting(machineId, new Date().toISOString(), job.id);
+      this.options.observer.setAwaitingClear(machineId, new Date().toISOString());
+      await this.lifecycle.freeMachine(machineId, undefined);
+    }
   }
 
   /** Calls `listener` with every job the runner created or changed; returns the unsubscribe function. */
@@ -214,7 +241,7 @@ export class JobRunner {
       );
       this.lifecycle.relabel(machineId, `job ${jobId}`);
       launched = true;
-      return await this.launch(job, entry, designPath, workDir, {
+      return await launchJob(this.launchContext(), job, entry, designPath, workDir, {
         clientGone,
         forgetRefused: true,
         ...(upload.lines ? { lines: upload.lines } : {}),
@@ -250,7 +277,7 @@ export class JobRunner {
       // A copy, streamed from the database: the kept design stays for a requeue if this attempt fails.
       await this.options.keptDesigns.copyTo(job.id, designPath);
       launched = true;
-      await this.launch(job, entry, designPath, workDir, { forgetRefused: false });
+      await launchJob(this.launchContext(), job, entry, designPath, workDir, { forgetRefused: false });
       return 'started';
     } catch (error) {
       if (!launched) {
@@ -309,10 +336,8 @@ export class JobRunner {
     return this.get(id);
   }
 
-  /** The filament slot the machine says is loaded (a Bambu AMS tray), else the configured one. */
-  private loadedSlot(entry: RegisteredMachine): number | null {
-    const reported = this.options.observer.current(entry.id)?.status.hardware;
-    return reported?.loadedFilamentIdx ?? entry.common.loadedFilamentIdx;
+  private launchContext(): LaunchContext {
+    return { options: this.options, lifecycle: this.lifecycle };
   }
 
   /** Only an idle machine whose bed is confirmed clear takes a job; the status is read now, not cached. */
@@ -326,115 +351,4 @@ export class JobRunner {
       );
     }
   }
-
-  /** Slicing → uploading → printing of a job whose machine slot is reserved; the flight follows the print. */
-  private async launch(
-    job: Job,
-    entry: RegisteredMachine,
-    designPath: string,
-    workDir: string,
-    options: LaunchOptions,
-  ): Promise<Job> {
-    const { store, machines } = this.options;
-    const jobId = job.id;
-    const machineId = entry.id;
-    const flight = this.lifecycle.track(jobId, machineId);
-    const parameters = job.parameters;
-    onAbort(options.clientGone, () => {
-      if (flight.handedOver) return;
-      flight.cancelReason ??= 'the client disconnected before the job started printing';
-      flight.controller.abort();
-    });
-    try {
-      await this.lifecycle.advance(flight, 'slicing');
-      const signal = flight.controller.signal;
-      const prepared = await preparePrint({
-        uploadPath: designPath,
-        fileName: job.fileName,
-        format: entry.machine.printFormat,
-        prints: machines.prints(entry),
-        slicer: entry.common.slicer,
-        designs: this.options.designs,
-        ...(options.lines ? { scannedLines: options.lines } : {}),
-        filamentIndex: filamentIndexFor(job, entry),
-        ejectGcode: entry.common.clearing.ejectGcode,
-        workDir,
-        signal,
-      });
-      signal.throwIfAborted();
-      if (prepared.estimate) await store.setEstimate(jobId, prepared.estimate);
-      // The file the machine gets decides the estimate (a queued job's was read from its upload).
-      const index = filamentIndexFor(job, entry);
-      const spool = this.options.spoolFor?.(entry, index ?? this.loadedSlot(entry));
-      const filament = estimateFilament(
-        prepared.filament,
-        spoolSettings(filamentSettings(entry.common.filaments[index ?? 0]), spool),
-      );
-      if (filament.estimatedG !== null || filament.estimatedM !== null || job.filament === null) {
-        await store.setFilament(jobId, filament);
-      }
-      await this.lifecycle.advance(flight, 'uploading');
-      const active = await entry.machine.print({
-        jobId,
-        jobName: parameters.job_name,
-        filePath: prepared.filePath,
-        signal,
-      });
-      // Cancelled while the machine was starting: it has the job now, so stop it there.
-      flight.handedOver = true;
-      if (signal.aborted) await entry.machine.stop().catch(() => undefined);
-      // GET /machines answers from the observer's snapshot: re-read the machine now, so nobody who
-      // has the job's answer sees it idle until the next poll (backends that push would say it soon,
-      // a USB printer does not push).
-      await this.options.observer.refresh(entry.id).catch(() => undefined);
-      const printing = await this.lifecycle.advance(flight, 'printing');
-      void this.lifecycle.follow(flight, active.finished, workDir);
-      return printing;
-    } catch (error) {
-      const cancelled = flight.controller.signal.aborted;
-      // Only a print the machine had started can have left something on the bed.
-      await this.lifecycle.releaseMachine(flight, workDir, flight.handedOver);
-      if (error instanceof ClaimLost) {
-        // The queue has the job again: it is not this machine's to record.
-        this.lifecycle.settle(flight);
-        this.options.logger.warn({ job: jobId, machine: machineId }, error.message);
-        throw error;
-      }
-      if (options.forgetRefused && !cancelled && error instanceof ServiceError && error.statusCode < 500) {
-        // Refused (bad design, slicer failure, machine refusal): the answer is the error, not a job.
-        try {
-          await store.delete(jobId);
-        } finally {
-          this.lifecycle.settle(flight);
-        }
-        throw error;
-      }
-      const status: JobStatus = cancelled ? 'cancelled' : 'failed';
-      const message = cancelled
-        ? (flight.cancelReason ?? 'cancelled')
-        : this.lifecycle.describeFailure(error, jobId);
-      try {
-        await this.lifecycle.finish(flight, status, message);
-      } finally {
-        this.lifecycle.settle(flight);
-      }
-      if (!cancelled) throw error;
-      throw flight.cancelError ?? new Conflict(`job ${jobId} was cancelled before it started printing`);
-    }
-  }
-}
-
-/** The spool's own figures win over the machine's filament configuration; the job records its id. */
-function spoolSettings(
-  settings: FilamentSettings,
-  spool: JobSpool | undefined,
-): FilamentSettings & { spoolId?: number } {
-  if (!spool) return settings;
-  return {
-    material: spool.material ?? settings.material,
-    density: spool.density ?? settings.density,
-    diameter: spool.diameter ?? settings.diameter,
-    pricePerKg: spool.pricePerKg ?? settings.pricePerKg,
-    spoolId: spool.id,
-  };
 }

@@ -435,15 +435,20 @@ export class JobStore {
    * Marks every job that was in flight as failed (the service stopped while it ran); jobs still waiting in
    * the queue stay queued. Returns the failed jobs with the status they had.
    */
-  async failUnfinished(machineIds: readonly string[]): Promise<{ job: Job; was: JobStatus }[]> {
+  async failUnfinished(
+    machineIds: readonly string[],
+    /** Jobs left as they are (printing on a printer that carries on by itself: followed again). */
+    except: (job: Job) => boolean = () => false,
+  ): Promise<{ job: Job; was: JobStatus }[]> {
     // Only this instance's machines: on a shared database the other instances' jobs are theirs to judge.
     if (machineIds.length === 0) return [];
-    const unfinished = await this.db
+    const rows = await this.db
       .selectFrom('jobs')
       .selectAll()
       .where('status', 'not in', [...FINAL_STATUSES])
       .where('machine_id', 'in', [...machineIds])
       .execute();
+    const unfinished = rows.filter((row) => !except(toJob(row)));
     const failed: { job: Job; was: JobStatus }[] = [];
     for (const row of unfinished) {
       const job = await this.setStatus(

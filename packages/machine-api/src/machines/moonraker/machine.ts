@@ -137,6 +137,23 @@ export class MoonrakerMachine implements Machine {
     }
   }
 
+  async followAgain(job: { jobId: string; jobName: string }): Promise<ActivePrint | null> {
+    if (this.busy) return null;
+    let snapshot: FeedSnapshot;
+    try {
+      snapshot = await this.feed.refresh();
+    } catch {
+      return null;
+    }
+    const name = remoteFileName(job.jobName, job.jobId);
+    const stats = printStatsOf(snapshot.objects);
+    // Klipper keeps the last file's name and how it ended until the bed is cleared (SDCARD_RESET_FILE).
+    if (!stats || stats.filename !== name || !FOLLOWABLE.includes(stats.state)) return null;
+    this.busy = true;
+    this.logger.info({ file: name, job: job.jobId, state: stats.state }, 'following a print again');
+    return { finished: this.follow(name, Date.now()) };
+  }
+
   async pause(): Promise<void> {
     await this.control('pause', ['printing'], () => this.client.pausePrint());
   }
@@ -310,6 +327,9 @@ export class MoonrakerMachine implements Machine {
     await this.feed.refresh().catch(() => undefined);
   }
 }
+
+/** Klipper print states that say this file is printing or how it ended. */
+const FOLLOWABLE = ['printing', 'paused', 'complete', 'cancelled', 'error'];
 
 /** Moonraker's answer becomes the message the job shows; an unreachable Moonraker means offline. */
 function asMachineError(error: unknown, context: string): Error {

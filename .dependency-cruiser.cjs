@@ -45,10 +45,10 @@ module.exports = {
     {
       name: 'machine-api-domain-not-server',
       comment:
-        'machine-api domain folders (machines/, jobs/, queue/, design/, slicer/, events/, access/, farm/) never ' +
+        'machine-api domain folders (machines/, jobs/, queue/, design/, slicer/, events/, access/, farm/, spoolman/) never ' +
         'import the HTTP layer (server/); the server calls them.',
       severity: 'error',
-      from: { path: `^${machineApi}/(machines|jobs|queue|design|slicer|events|access|farm)/` },
+      from: { path: `^${machineApi}/(machines|jobs|queue|design|slicer|events|access|farm|spoolman)/` },
       to: { path: `^${machineApi}/server/` },
     },
     {

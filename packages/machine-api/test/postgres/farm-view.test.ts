@@ -9,7 +9,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FarmMembership } from '../../src/farm/instances.js';
+import { FarmMachinePublisher } from '../../src/farm/publisher.js';
+import { openJobDatabase } from '../../src/jobs/database.js';
 import { runKeysCommand } from '../../src/keys-command.js';
 import { type MachineApiUnderTest, startMachineApi, waitFor } from '../harness.js';
 import { createPostgresDatabase } from '../test-database.js';
@@ -236,6 +240,57 @@ describe('any instance answers for the whole farm', () => {
     });
   });
 
+  it('answers 503 naming the instance when the owner is alive but does not answer at its address', async () => {
+    // An instance d whose heartbeat goes on but whose address answers nothing (a firewall, a wrong public_url).
+    const database = await openJobDatabase({ dataDir: '', url: databaseUrl });
+    const logger = pino({ level: 'silent' });
+    const d = await FarmMembership.join(database.db, {
+      name: 'd',
+      url: 'http://127.0.0.1:9',
+      heartbeatTimeoutMs: 1000,
+      machineIds: ['d1'],
+      dialect: database.dialect,
+      logger,
+    });
+    const publisher = new FarmMachinePublisher(database.db, {
+      dialect: database.dialect,
+      instance: 'd',
+      snapshots: () => [
+        {
+          id: 'd1',
+          info: { id: 'd1', state: { state: 'idle' } },
+          facts: {
+            id: 'd1',
+            machineType: 'FusedDeposition',
+            nozzleDiameter: 0.4,
+            materials: ['PLA'],
+            prints: { designKinds: ['gcode'], maxPartVolume: null },
+          },
+        },
+      ],
+      minIntervalMs: 100,
+      sweepIntervalMs: 300,
+      logger,
+    });
+    try {
+      await publisher.start();
+      await waitFor(async () => (await call(a.baseUrl, '/machines/d1', reader)).status === 200, {
+        timeoutMs: 10_000,
+        what: 'a to list d1',
+      });
+      const answer = await call(a.baseUrl, '/machines/d1/pause', admin, { method: 'POST' });
+      expect(answer.status).toBe(503);
+      expect(answer.body).toMatchObject({ error_code: 'InstanceUnavailable' });
+      expect(answer.body?.message).toMatch(
+        /^machine "d1" is driven by instance "d", which did not answer at http:\/\/127\.0\.0\.1:9: /,
+      );
+    } finally {
+      await publisher.close();
+      await d.leave();
+      await database.close();
+    }
+  });
+
   it('never forwards a forwarded request again', async () => {
     const answer = await call(a.baseUrl, '/machines/b1/pause', admin, {
       method: 'POST',
@@ -264,6 +319,8 @@ describe('any instance answers for the whole farm', () => {
       { id: 'b1', instance: 'b', state: { state: 'offline' } },
       { id: 'b2', instance: 'b', state: { state: 'offline' } },
       { id: 'c1', instance: 'a', state: { state: 'idle' } },
+      // d (the test above) left cleanly: offline at once.
+      { id: 'd1', instance: 'd', state: { state: 'offline' } },
     ]);
     expect((await call(a.baseUrl, '/machines/b1', reader)).body).toMatchObject({
       id: 'b1',

@@ -13,7 +13,6 @@ import {
   insertTokenWithRepositories,
   listTokens,
   type TokenCandidate,
-  type TokenCredential,
   tokenRepositoryIds,
   tokensRepositories,
 } from '../store/tokens.js';

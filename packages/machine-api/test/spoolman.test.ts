@@ -57,6 +57,7 @@ print_seconds = 0
 clearing = "auto"
 filament_slots = 4
 nozzle_diameter = 0.4
+loaded_filament_idx = 1
 [[machines.ams.filaments]]
 material.type = "pla"
 [[machines.ams.filaments]]
@@ -181,7 +182,23 @@ material.type = "pla"
       expect(response.status, JSON.stringify(body)).toBe(400);
     }
     expect((await put('nope', { spool_id: 13 })).status).toBe(404);
+    await sim.down();
+    const down = await put('quick', { spool_id: 13 });
+    expect(down.status).toBe(503);
+    expect(await down.json()).toMatchObject({ error_code: 'SpoolmanUnavailable' });
+    await sim.up();
     expect(await spoolsOf('quick')).toEqual(before);
+  });
+
+  it('a print on a machine with AMS slots uses the loaded slot’s spool', async () => {
+    expect((await put('ams', { slot: 0, spool_id: 12 })).status).toBe(200);
+    expect((await put('ams', { slot: 1, spool_id: 13 })).status).toBe(200);
+    const first = sim.uses.length;
+    expect((await jobReaches(await print('ams'), 'completed')).filament).toMatchObject({ spool_id: 13 });
+    await waitFor(() => sim.uses.length > first, { what: 'the use report' });
+    expect(sim.uses.slice(first)).toEqual([{ spool: 13, use_length: 4000 }]);
+    expect((await put('ams', { slot: 0, spool_id: null })).status).toBe(200);
+    expect((await put('ams', { slot: 1, spool_id: null })).status).toBe(200);
   });
 
   it('reports each print’s use once, in millimetres, and records the spool on the job', async () => {

@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MachineFacts, sameFacts } from '../src/queue/routing.js';
 import { getJson, type MachineApiUnderTest, startMachineApi } from './harness.js';
 
 interface Entry {
@@ -67,5 +68,41 @@ describe('the kept GET /queue answer', () => {
     await order();
     await queue('third');
     expect((await order()).map(([name]) => name)).toEqual(['second', 'first', 'third']);
+  });
+});
+
+describe('the routing facts the kept answer is compared with', () => {
+  const facts: MachineFacts = {
+    id: 'm1',
+    machineType: 'FusedDeposition',
+    nozzleDiameter: 0.4,
+    materials: ['pla'],
+    prints: { designKinds: ['gcode'], maxPartVolume: { width: 200, depth: 200, height: 180 } },
+    spool: { id: 7, remainingG: 500, marginG: 10 },
+  };
+
+  it('differ when any one fact differs, and only then', () => {
+    expect(sameFacts([facts], [structuredClone(facts)])).toBe(true);
+    const changes: Partial<MachineFacts>[] = [
+      { id: 'm2' },
+      { machineType: 'Cnc' },
+      { nozzleDiameter: 0.6 },
+      { nozzleDiameter: null },
+      { materials: ['petg'] },
+      { materials: ['pla', 'petg'] },
+      { prints: { designKinds: ['gcode', 'stl'], maxPartVolume: facts.prints.maxPartVolume } },
+      { prints: { designKinds: ['gcode'], maxPartVolume: { width: 200, depth: 200, height: 181 } } },
+      { prints: { designKinds: ['gcode'], maxPartVolume: null } },
+      { spool: { id: 8, remainingG: 500, marginG: 10 } },
+      { spool: { id: 7, remainingG: 499, marginG: 10 } },
+      { spool: { id: 7, remainingG: null, marginG: 10 } },
+      { spool: { id: 7, remainingG: 500, marginG: 20 } },
+    ];
+    for (const change of changes) {
+      expect(sameFacts([facts], [{ ...facts, ...change }]), JSON.stringify(change)).toBe(false);
+    }
+    const { spool: _, ...withoutSpool } = facts;
+    expect(sameFacts([facts], [withoutSpool])).toBe(false);
+    expect(sameFacts([facts], [facts, facts])).toBe(false);
   });
 });

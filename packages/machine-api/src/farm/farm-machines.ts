@@ -45,7 +45,12 @@ export interface FarmMachines {
 }
 
 /** The farm of one instance alone (SQLite): no other machines. */
-export const NO_REMOTE_MACHINES: FarmMachines = { remote: () => [], get: () => undefined };
+const NONE: readonly RemoteMachine[] = Object.freeze([]);
+export const NO_REMOTE_MACHINES: FarmMachines = {
+  // One array for ever, as the interface promises (a cache keyed on it must keep hitting).
+  remote: () => NONE,
+  get: () => undefined,
+};
 
 export interface MirrorOptions {
   dialect: DialectName;

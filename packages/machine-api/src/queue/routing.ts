@@ -16,7 +16,7 @@
  */
 
 import type { QueueConstraints } from '../jobs/job.js';
-import type { MachineType, ReportedHardware } from '../machines/machine.js';
+import type { MachineType, ReportedHardware, Volume } from '../machines/machine.js';
 import { type DesignNeeds, designRefusal, type MachinePrints } from '../machines/prints.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 
@@ -60,6 +60,41 @@ export function factsOf(
     prints: registry.prints(entry),
     ...(spool ? { spool } : {}),
   };
+}
+
+/**
+ * Whether two lists of facts say the same, field by field (every field of MachineFacts, SpoolFacts and
+ * MachinePrints): what a list built from facts is kept under. Cheaper than serialising them per request.
+ */
+export function sameFacts(a: readonly MachineFacts[], b: readonly MachineFacts[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as MachineFacts;
+    const y = b[i] as MachineFacts;
+    if (
+      x.id !== y.id ||
+      x.machineType !== y.machineType ||
+      x.nozzleDiameter !== y.nozzleDiameter ||
+      !sameList(x.materials, y.materials) ||
+      !sameList(x.prints.designKinds, y.prints.designKinds) ||
+      !sameVolume(x.prints.maxPartVolume, y.prints.maxPartVolume) ||
+      x.spool?.id !== y.spool?.id ||
+      x.spool?.remainingG !== y.spool?.remainingG ||
+      x.spool?.marginG !== y.spool?.marginG
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a === b || (a.length === b.length && a.every((item, i) => item === b[i]));
+}
+
+function sameVolume(a: Volume | null, b: Volume | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.width === b.width && a.depth === b.depth && a.height === b.height;
 }
 
 /**

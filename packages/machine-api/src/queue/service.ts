@@ -27,6 +27,7 @@ import {
   type MachineFacts,
   refusal,
   type SpoolFacts,
+  sameFacts,
 } from './routing.js';
 
 export interface QueueServiceOptions {
@@ -68,7 +69,12 @@ export class QueueService implements FarmQueue {
   private closed = false;
   private unsubscribe: (() => void)[] = [];
   /** The last list() answer and the stamp and facts it was built from (see list()). */
-  private keptList: { key: string; remote: unknown; views: readonly QueuedJobView[] } | null = null;
+  private keptList: {
+    stamp: string;
+    local: readonly MachineFacts[];
+    remote: unknown;
+    views: readonly QueuedJobView[];
+  } | null = null;
   private readonly farm: FarmMachines;
   private timer: NodeJS.Timeout | undefined;
   private looking: Promise<void> | undefined;
@@ -83,7 +89,7 @@ export class QueueService implements FarmQueue {
    * dispatching whenever a machine becomes ready or the farm's queue changed.
    */
   async start(): Promise<void> {
-    const { store, keptDesigns, logger, pollIntervalMs } = this.options;
+    const { keptDesigns, logger, pollIntervalMs } = this.options;
     const moved = await keptDesigns.importFromDisk(this.legacyDesignDir);
     if (moved > 0) logger.info({ designs: moved }, 'queued designs moved from the data dir to the database');
     await keptDesigns.dropOrphans();
@@ -206,9 +212,15 @@ export class QueueService implements FarmQueue {
     // The mirror answers the same array until a remote machine changed, so its identity is the key.
     const remote = this.farm.remote();
     const facts = [...local, ...remote.map((machine) => machine.facts)];
-    const key = stamp === undefined ? undefined : `${stamp}\n${JSON.stringify(local)}`;
-    if (key !== undefined && this.keptList?.key === key && this.keptList.remote === remote)
-      return this.keptList.views;
+    const kept = this.keptList;
+    if (
+      stamp !== undefined &&
+      kept?.stamp === stamp &&
+      kept.remote === remote &&
+      sameFacts(kept.local, local)
+    ) {
+      return kept.views;
+    }
     const waiting = await this.options.store.waiting();
     const views = Object.freeze(
       waiting.map((job, index) => {
@@ -216,7 +228,7 @@ export class QueueService implements FarmQueue {
         return { job, position: index + 1, machines, held: heldBySpool(facts, machines, job) };
       }),
     );
-    if (key !== undefined) this.keptList = { key, remote, views };
+    this.keptList = stamp === undefined ? null : { stamp, local, remote, views };
     return views;
   }
 

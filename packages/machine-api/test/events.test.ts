@@ -329,6 +329,36 @@ describe('the event history', () => {
     expect(future).toEqual(['reset']);
   });
 
+  it('as a copy of the shared stream: a gap (events pruned before they were read) resets every subscriber', () => {
+    const copy = new EventHistory('a', { minEvents: 100, minAgeMs: 0, maxEvents: 100, seed: null });
+    const event = (id: number) => ({
+      id,
+      type: 'queue.changed' as const,
+      instance: 'b',
+      time: new Date().toISOString(),
+      machine_id: null,
+      job_id: null,
+      data: {},
+    });
+    const before: string[] = [];
+    // Nothing read yet: no cursor is resumable, and the first event read sets the sequence.
+    copy.subscribe({}, 5, (e) => before.push(`${e.id} ${e.type}`)).close();
+    expect(before).toEqual(['0 reset']);
+    const live: string[] = [];
+    copy.subscribe({ types: ['job.updated'] }, null, (e) => live.push(`${e.id} ${e.type} ${e.instance}`));
+    for (const id of [41, 42, 43]) copy.append(event(id));
+    copy.append(event(43));
+    copy.append(event(47));
+    expect(live).toEqual(['46 reset a']);
+    // A cursor from before the gap cannot be resumed; one at the gap can.
+    const resumed: string[] = [];
+    copy.subscribe({}, 42, (e) => resumed.push(`${e.id} ${e.type}`)).close();
+    expect(resumed).toEqual(['47 reset']);
+    const fromGap: number[] = [];
+    copy.subscribe({}, 46, (e) => fromGap.push(e.id)).close();
+    expect(fromGap).toEqual([47]);
+  });
+
   it('keeps events younger than minAgeMs beyond minEvents, up to maxEvents', () => {
     const history = new EventHistory('test', { minEvents: 5, minAgeMs: 60_000, maxEvents: 8, seed: 0 });
     for (let i = 0; i < 12; i++)

@@ -33,6 +33,9 @@ const ANSWER_TIMEOUT_MS = 60_000;
 /** Room for the multipart framing and the `params` part around an upload of the largest allowed file. */
 const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
 
+/** Bound on an answer `call` reads whole (a machine's wire shape is a few kilobytes). */
+const MAX_CALL_ANSWER_BYTES = 1024 * 1024;
+
 /** Headers that belong to one connection, not to the request (RFC 9110 §7.6.1), and ones replaced here. */
 const NOT_FORWARDED = new Set([
   'connection',
@@ -154,6 +157,45 @@ export class Forwarder {
     await this.send(request, reply, remote, request.url, headers, body, () => undefined);
   }
 
+  /**
+   * One JSON request about a remote machine on the caller's behalf (the caller's credentials, as in
+   * `relay`), for a route that acts on several machines at once; the owner's answer is read whole, up to
+   * `MAX_CALL_ANSWER_BYTES`. Throws `InstanceUnavailable` when the owner is dead or does not answer.
+   */
+  async call(
+    request: FastifyRequest,
+    remote: RemoteMachine,
+    path: string,
+    body: unknown,
+  ): Promise<{ status: number; body: unknown }> {
+    if (!remote.alive) throw notAnswering(remote);
+    const headers = this.headersOf(request);
+    delete headers['content-length'];
+    headers['content-type'] = 'application/json';
+    try {
+      const answer = await send(`${remote.url.replace(/\/+$/, '')}${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        dispatcher: this.dispatcher,
+      });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of answer.body) {
+        size += (chunk as Buffer).length;
+        if (size > MAX_CALL_ANSWER_BYTES) {
+          answer.body.destroy();
+          throw new Error(`its answer is larger than ${MAX_CALL_ANSWER_BYTES} bytes`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+      const text = Buffer.concat(chunks).toString('utf8');
+      return { status: answer.statusCode, body: text ? JSON.parse(text) : null };
+    } catch (error) {
+      throw didNotAnswer(remote, error);
+    }
+  }
+
   async close(): Promise<void> {
     await this.dispatcher.close();
   }
@@ -176,11 +218,7 @@ export class Forwarder {
     body: Transform | FormData | null,
     failure: () => Error | undefined,
   ): Promise<void> {
-    if (!remote.alive) {
-      throw new InstanceUnavailable(
-        `machine "${remote.id}" is driven by instance "${remote.instance}", which is not answering (no heartbeat within the timeout); retry when it is back`,
-      );
-    }
+    if (!remote.alive) throw notAnswering(remote);
     // The client going away ends the forwarded request too (an upload, a camera stream).
     const abort = new AbortController();
     const onClose = () => {
@@ -199,12 +237,7 @@ export class Forwarder {
       });
     } catch (error) {
       reply.raw.off('close', onClose);
-      throw (
-        failure() ??
-        new InstanceUnavailable(
-          `machine "${remote.id}" is driven by instance "${remote.instance}", which did not answer at ${remote.url}: ${(error as Error).message}`,
-        )
-      );
+      throw failure() ?? didNotAnswer(remote, error);
     }
     reply.code(answer.statusCode);
     for (const name of RELAYED) {
@@ -240,6 +273,18 @@ export function installForwarding(app: FastifyInstance, forwarder: Forwarder | n
       hook,
     ];
   });
+}
+
+function notAnswering(remote: RemoteMachine): InstanceUnavailable {
+  return new InstanceUnavailable(
+    `machine "${remote.id}" is driven by instance "${remote.instance}", which is not answering (no heartbeat within the timeout); retry when it is back`,
+  );
+}
+
+function didNotAnswer(remote: RemoteMachine, error: unknown): InstanceUnavailable {
+  return new InstanceUnavailable(
+    `machine "${remote.id}" is driven by instance "${remote.instance}", which did not answer at ${remote.url}: ${(error as Error).message}`,
+  );
 }
 
 function tooLarge(maxUploadBytes: number): PayloadTooLarge {

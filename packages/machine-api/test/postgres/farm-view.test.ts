@@ -27,6 +27,9 @@ function config(instance: string, machines: string[], server: string[] = []): st
     `instance = "${instance}"`,
     'auth = "keys"',
     'heartbeat_timeout_seconds = 1',
+    '[presets.pla]',
+    'tool = 215',
+    'bed = 60',
     ...machines.flatMap((id) => [`[machines.${id}]`, 'type = "Noop"', 'print_seconds = 0.3']),
   ].join('\n');
 }
@@ -120,7 +123,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  b?.child.kill('SIGKILL');
+  if (b && b.child.exitCode === null && b.child.signalCode === null) {
+    const exited = new Promise((resolve) => b?.child.once('exit', resolve));
+    b.child.kill('SIGKILL');
+    await exited;
+  }
   await a?.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -291,6 +298,19 @@ describe('any instance answers for the whole farm', () => {
     }
   });
 
+  it("pre-heats this instance's and b's machines in one request, b's through b", async () => {
+    const preheat = {
+      method: 'POST',
+      body: JSON.stringify({ preset: 'pla', machines: ['b1', 'a1'] }),
+      headers: { 'content-type': 'application/json' },
+    };
+    const answer = await call(a.baseUrl, '/machines/preheat', admin, preheat);
+    expect(answer).toMatchObject({ status: 200, body: { preset: 'pla', heated: ['a1', 'b1'], skipped: [] } });
+    const b1 = (await call(b!.url, '/machines/b1', reader)).body as { temperatures: Record<string, unknown> };
+    expect(b1.temperatures).toMatchObject({ extruder: { target: 215 }, bed: { target: 60 } });
+    expect((await call(a.baseUrl, '/machines/preheat', reader, preheat)).status).toBe(403);
+  });
+
   it('never forwards a forwarded request again', async () => {
     const answer = await call(a.baseUrl, '/machines/b1/pause', admin, {
       method: 'POST',
@@ -334,6 +354,24 @@ describe('any instance answers for the whole farm', () => {
       error_code: 'InstanceUnavailable',
       message:
         'machine "b1" is driven by instance "b", which is not answering (no heartbeat within the timeout); retry when it is back',
+    });
+
+    const preheated = await call(a.baseUrl, '/machines/preheat', admin, {
+      method: 'POST',
+      body: JSON.stringify({ preset: 'pla', machines: ['b1'] }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(preheated.body).toEqual({
+      preset: 'pla',
+      heated: [],
+      skipped: [
+        {
+          id: 'b1',
+          error_code: 'InstanceUnavailable',
+          message:
+            'machine "b1" is driven by instance "b", which is not answering (no heartbeat within the timeout); retry when it is back',
+        },
+      ],
     });
 
     b = await serveB();

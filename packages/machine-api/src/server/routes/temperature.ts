@@ -9,6 +9,7 @@ import { BadRequest } from '../../errors.js';
 import type { HeaterTargets } from '../../machines/machine.js';
 import type { PreheatSelection } from '../../temperature/service.js';
 import { machineInfo } from '../convert.js';
+import { preheatFarm } from '../farm-preheat.js';
 import { MachineIdParams, MachineInfoResponse } from '../schemas/machines.js';
 import { ref, validationSchema } from '../schemas/refs.js';
 import {
@@ -57,7 +58,7 @@ export const temperatureRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async 
     },
     async (request) => {
       const body = request.body as { preset: string; machines?: string[]; material?: string };
-      return temperatures.preheat(body.preset, selectionOf(body));
+      return preheatFarm(context, request, body.preset, selectionOf(body));
     },
   );
 

@@ -15,7 +15,7 @@
  *   waits. A spool whose remaining weight Spoolman does not know holds nothing back.
  */
 
-import type { QueueConstraints } from '../jobs/job.js';
+import type { Job, QueueConstraints } from '../jobs/job.js';
 import type { MachineType, ReportedHardware, Volume } from '../machines/machine.js';
 import { type DesignNeeds, designRefusal, type MachinePrints } from '../machines/prints.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
@@ -136,6 +136,28 @@ export function spoolRefusal(spool: SpoolFacts | undefined, grams: number | null
 
 function round(grams: number): number {
   return Math.round(grams * 10) / 10;
+}
+
+/** A job's estimated grams, for the spool rule (null when unknown: no spool holds it back). */
+export function gramsOf(job: Job): number | null {
+  return job.filament?.estimatedG ?? null;
+}
+
+/** Which of `machines` (the job's candidates) the spool rule holds the job back from now, and why. */
+export function heldBySpool(
+  facts: readonly MachineFacts[],
+  machines: readonly string[],
+  constraints: QueueConstraints,
+  design: DesignNeeds | null,
+  grams: number | null,
+): { machineId: string; reason: string }[] {
+  const held: { machineId: string; reason: string }[] = [];
+  for (const fact of facts) {
+    if (!machines.includes(fact.id)) continue;
+    const reason = refusal(fact, constraints, design, grams);
+    if (reason !== null) held.push({ machineId: fact.id, reason });
+  }
+  return held;
 }
 
 /** The ids of the machines that can take the job. */

@@ -24,8 +24,9 @@ import {
   type DesignNeeds,
   explainNoCandidate,
   factsOf,
+  gramsOf,
+  heldBySpool,
   type MachineFacts,
-  refusal,
   type SpoolFacts,
   sameFacts,
 } from './routing.js';
@@ -225,7 +226,18 @@ export class QueueService implements FarmQueue {
     const views = Object.freeze(
       waiting.map((job, index) => {
         const machines = candidates(facts, job.constraints ?? {}, job.parameters.design ?? null);
-        return { job, position: index + 1, machines, held: heldBySpool(facts, machines, job) };
+        return {
+          job,
+          position: index + 1,
+          machines,
+          held: heldBySpool(
+            facts,
+            machines,
+            job.constraints ?? {},
+            job.parameters.design ?? null,
+            gramsOf(job),
+          ),
+        };
       }),
     );
     this.keptList = stamp === undefined ? null : { stamp, local, remote, views };
@@ -425,24 +437,4 @@ export class QueueService implements FarmQueue {
     if (!job) throw new NotFound(`no job with id "${jobId}"`);
     return job;
   }
-}
-
-/** The job's estimated grams, for the spool rule (null when unknown: no spool holds it back). */
-function gramsOf(job: Job): number | null {
-  return job.filament?.estimatedG ?? null;
-}
-
-/** The machines the job could go to but whose spool is too short for it now, with the reason. */
-function heldBySpool(
-  facts: readonly MachineFacts[],
-  machines: readonly string[],
-  job: Job,
-): { machineId: string; reason: string }[] {
-  const held: { machineId: string; reason: string }[] = [];
-  for (const fact of facts) {
-    if (!machines.includes(fact.id)) continue;
-    const reason = refusal(fact, job.constraints ?? {}, job.parameters.design ?? null, gramsOf(job));
-    if (reason !== null) held.push({ machineId: fact.id, reason });
-  }
-  return held;
 }

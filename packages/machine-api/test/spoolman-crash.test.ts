@@ -1,7 +1,7 @@
 /**
  * Spoolman use reports across `kill -9`: the service as an operator runs it sends a report, Spoolman
  * applies it but its answer is held back, and the process is killed before it could record the report as
- * sent. Started again on the same data, the service finds the report `sending`, sees from the spool's
+ * sent. Started again on the same data (in this process), the service finds the report `sending`, sees from the spool's
  * `used_length` that Spoolman applied it, and does not send it again; the next report goes out after it.
  */
 
@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postPrint, waitFor } from './harness.js';
+import { postPrint, startMachineApi, waitFor } from './harness.js';
 import { SpoolmanSim } from './sim/spoolman.js';
 import { testDatabaseUrl } from './test-database.js';
 
@@ -19,15 +19,8 @@ const GCODE = 'G28\nG1 X10 Y10 E2 F1200\n; filament used [mm] = 4000\n; total fi
 
 let dir: string;
 let sim: SpoolmanSim;
-const started: ChildProcess[] = [];
 
-beforeAll(async () => {
-  sim = await new SpoolmanSim().start();
-  sim.addSpool({ id: 12, remaining: 800 });
-  dir = await mkdtemp(join(tmpdir(), 'machine-api-spoolman-crash-'));
-  await writeFile(
-    join(dir, 'machine-api.toml'),
-    `[spoolman]
+const config = () => `[spoolman]
 url = "${sim.url}"
 timeout_ms = 60000
 
@@ -35,8 +28,14 @@ timeout_ms = 60000
 type = "Noop"
 print_seconds = 0
 clearing = "auto"
-`,
-  );
+`;
+const started: ChildProcess[] = [];
+
+beforeAll(async () => {
+  sim = await new SpoolmanSim().start();
+  sim.addSpool({ id: 12, remaining: 800 });
+  dir = await mkdtemp(join(tmpdir(), 'machine-api-spoolman-crash-'));
+  await writeFile(join(dir, 'machine-api.toml'), config());
 });
 
 afterAll(async () => {
@@ -110,15 +109,15 @@ describe('Spoolman use reports across kill -9', () => {
     sim.releaseHeld();
     expect(sim.uses).toEqual([{ spool: 12, use_length: 4000 }]);
 
-    const second = await serve(dataDir);
-    await printed(second.url);
+    // Started again in this process (a child's start costs seconds on a loaded machine): same data, same database.
+    const second = await startMachineApi(config(), { dir });
+    await printed(second.baseUrl);
     await waitFor(() => sim.uses.length >= 2, { timeoutMs: 30_000, what: 'the second report' });
     expect(sim.uses).toEqual([
       { spool: 12, use_length: 4000 },
       { spool: 12, use_length: 4000 },
     ]);
     expect(sim.spools.get(12)?.used_length).toBe(8000);
-    second.child.kill('SIGTERM');
-    await new Promise((resolve) => second.child.once('exit', resolve));
+    await second.close();
   });
 });

@@ -5,7 +5,7 @@
  * Correct by construction (ARCHITECTURE.md, the cache invariant): a request reads the stamp first, before
  * the key's row; an answer is kept under the stamp read before it was looked up, and found only by a
  * request whose own stamp is that same value. A revocation, a new key or any other committed change moves
- * the stamp, so the very next request starts a new epoch with an empty cache. Entries are keyed by the
+ * the stamp, so the very next request finds nothing kept before it. Entries are keyed by the
  * SHA-256 of the presented text: the cache never holds a key, only what a hash of it stands for.
  */
 
@@ -13,36 +13,34 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Actor } from './scopes.js';
 
-/** Distinct keys kept per epoch; a farm has a handful, the bound is against a flood of made-up keys. */
+/** Distinct keys kept; a farm has a handful, the bound is against a flood of made-up keys. */
 const MAX_KEPT = 10_000;
 
 /** What a presented key stood for: the actor, or `null` for a key that is unknown, revoked or malformed. */
 type Kept = { actor: Actor | null };
 
+/**
+ * One LRU for the life of the service, each entry tagged with the stamp it was kept under. (Starting an
+ * empty LRU at each new stamp allocated its 10 000 slots again, and on SQLite the stamp moves with every
+ * commit: each job or event write.) A stamp never comes back once it moved, so an entry whose stamp is
+ * not the asking request's is never found again and makes room as the LRU evicts it.
+ */
 export class KeyCache {
-  private stamp: string | undefined;
-  private entries = new LRUCache<string, Kept>({ max: MAX_KEPT });
+  private readonly entries = new LRUCache<string, { stamp: string; kept: Kept }>({ max: MAX_KEPT });
 
   /** The digest a presented key is kept under. */
   static digest(presented: string): string {
     return createHash('sha256').update(presented, 'utf8').digest('base64');
   }
 
-  /** What the key stood for under `stamp`, or undefined when nothing is kept for that stamp. */
+  /** What the key stood for when kept under `stamp`, or undefined when nothing is kept under it. */
   get(digest: string, stamp: string): Kept | undefined {
-    this.enter(stamp);
-    return this.entries.get(digest);
+    const entry = this.entries.get(digest);
+    return entry?.stamp === stamp ? entry.kept : undefined;
   }
 
-  /** Keeps what the key stood for, if `stamp` (read before the lookup) is still the current epoch's. */
+  /** Keeps what the key stood for under `stamp`, the stamp read before it was looked up. */
   keep(digest: string, stamp: string, actor: Actor | null): void {
-    if (stamp === this.stamp) this.entries.set(digest, { actor });
-  }
-
-  /** A request saw `stamp`: a different one than the epoch's starts a new, empty epoch. */
-  private enter(stamp: string): void {
-    if (stamp === this.stamp) return;
-    this.stamp = stamp;
-    this.entries = new LRUCache<string, Kept>({ max: MAX_KEPT });
+    this.entries.set(digest, { stamp, kept: { actor } });
   }
 }

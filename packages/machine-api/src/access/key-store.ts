@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { changeStampReader } from '../jobs/change-stamp.js';
 import type { JobDatabase } from '../jobs/database.js';
 import { KeyStamp } from './key-stamp.js';
+import { SharedStampRead } from './shared-stamp-read.js';
 
 export interface KeyRow {
   name: string;
@@ -14,7 +15,13 @@ export interface KeyRow {
 }
 
 export class KeyStore {
-  constructor(private readonly db: Kysely<JobDatabase>) {}
+  /** The keys' generation on PostgreSQL, one query shared by the checks that asked before it was sent. */
+  private readonly generation: SharedStampRead<number>;
+
+  constructor(private readonly db: Kysely<JobDatabase>) {
+    const stamp = new KeyStamp(db);
+    this.generation = new SharedStampRead(() => stamp.read());
+  }
 
   /** Inserts a key; returns false when the name is taken (the primary key decides, so two racing creates cannot both win). */
   async insert(row: KeyRow): Promise<boolean> {
@@ -49,7 +56,7 @@ export class KeyStore {
   async readChangeStamp(): Promise<string | undefined> {
     const reader = changeStampReader(this.db);
     if (reader) return reader.read();
-    return `api_keys:${await new KeyStamp(this.db).read()}`;
+    return `api_keys:${await this.generation.read()}`;
   }
 
   /** The key's row as committed now (the key cache, key-cache.ts, keeps the result under the stamp). */

@@ -190,6 +190,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ? await SharedEventBus.open({ db, url: databaseUrl, instance, logger })
       : new EventHistory(instance);
   const stopEvents = publishFarmEvents(events, { observer, runner: jobs, queue });
+  // Another instance's change of the shared queue (a job queued, a claim returned) wakes this one's
+  // dispatcher at once (the event stream's LISTEN/NOTIFY); the queue's own look at the farm is the fallback.
+  const queueWake = events.subscribe({ types: ['queue.changed'] }, null, (event) => {
+    if (event.instance !== events.instance) queue.wake();
+  });
   const notifications = createNotifications({
     db,
     logger,
@@ -269,6 +274,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       cameras.close();
       await photos.drain();
       stopEvents();
+      queueWake.close();
       for (const stop of stopFarmWrites) stop();
       await forwarder?.close();
       await farm.publisher?.close();

@@ -17,6 +17,7 @@ import type { MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { uploadFilament } from '../slicer/pipeline.js';
+import { claimJobs, fitsMachine, heldBySpool } from './job-routing.js';
 import { assertMayManage, normalised } from './job-rules.js';
 import type { FarmQueue, QueueChange, QueuedJobView, QueueSubmission } from './queue.js';
 import {
@@ -30,6 +31,7 @@ import {
   type SpoolFacts,
   sameFacts,
 } from './routing.js';
+import { SerialTask } from './serial-task.js';
 
 export interface QueueServiceOptions {
   store: JobStore;
@@ -65,8 +67,19 @@ export class QueueService implements FarmQueue {
   private readonly listeners = new Set<(change: QueueChange) => void>();
   /** Job id → place in the queue, refreshed after every change. */
   private positions = new Map<string, number>();
-  private dispatching: Promise<void> | null = null;
-  private dispatchAgain = false;
+  /** Dispatch rounds never overlap (see schedule). */
+  private readonly rounds = new SerialTask(
+    () =>
+      this.dispatchRound().catch((error: unknown) => {
+        this.options.logger.error({ err: error }, 'queue dispatch failed');
+      }),
+    () => this.closed,
+  );
+  /** Looks at the farm, one at a time (see wake). */
+  private readonly looks = new SerialTask(
+    () => this.lookAtFarm(),
+    () => this.closed,
+  );
   private closed = false;
   private unsubscribe: (() => void)[] = [];
   /** The last list() answer and the stamp and facts it was built from (see list()). */
@@ -78,7 +91,6 @@ export class QueueService implements FarmQueue {
   } | null = null;
   private readonly farm: FarmMachines;
   private timer: NodeJS.Timeout | undefined;
-  private looking: Promise<void> | undefined;
 
   constructor(private readonly options: QueueServiceOptions) {
     this.legacyDesignDir = join(options.dataDir, 'queue');
@@ -101,11 +113,7 @@ export class QueueService implements FarmQueue {
       }),
     );
     if (pollIntervalMs) {
-      this.timer = setInterval(() => {
-        this.looking ??= this.lookAtFarm().finally(() => {
-          this.looking = undefined;
-        });
-      }, pollIntervalMs);
+      this.timer = setInterval(() => this.wake(), pollIntervalMs);
       this.timer.unref();
     }
     if (this.options.onSpoolChange) this.unsubscribe.push(this.options.onSpoolChange(() => this.schedule()));
@@ -117,8 +125,13 @@ export class QueueService implements FarmQueue {
     this.closed = true;
     clearInterval(this.timer);
     for (const unsubscribe of this.unsubscribe) unsubscribe();
-    await this.looking;
-    await this.dispatching;
+    await this.looks.idle();
+    await this.rounds.idle();
+  }
+
+  /** Another instance changed the shared queue: looks at the farm now rather than at the next poll. */
+  wake(): void {
+    this.looks.run();
   }
 
   /**
@@ -314,23 +327,7 @@ export class QueueService implements FarmQueue {
 
   /** Runs a dispatch round now, or once more after the one under way (rounds never overlap). */
   private schedule(): void {
-    if (this.closed) return;
-    if (this.dispatching) {
-      this.dispatchAgain = true;
-      return;
-    }
-    this.dispatching = (async () => {
-      try {
-        do {
-          this.dispatchAgain = false;
-          await this.dispatchRound();
-        } while (this.dispatchAgain && !this.closed);
-      } catch (error) {
-        this.options.logger.error({ err: error }, 'queue dispatch failed');
-      } finally {
-        this.dispatching = null;
-      }
-    })();
+    this.rounds.run();
   }
 
   /** Gives each ready machine the first waiting job (by priority, then age) it can take. */
@@ -340,45 +337,20 @@ export class QueueService implements FarmQueue {
     if (free.length === 0) return;
     const waiting = await store.waiting();
     const facts = new Map(this.facts().map((fact) => [fact.id, fact]));
-    const taken = new Set<string>();
-    const launches: (() => void)[] = [];
-    let dispatched = false;
     const fits = (job: Job, machineId: string) => {
       const fact = facts.get(machineId);
-      return (
-        fact !== undefined &&
-        candidates([fact], job.constraints ?? {}, job.parameters.design ?? null, gramsOf(job)).length === 1
-      );
+      return fact !== undefined && fitsMachine(fact, job);
     };
-    const claimedJobs = new Set<string>();
-    for (const [index, job] of waiting.entries()) {
-      if (taken.size === free.length || this.closed) break;
-      if (claimedJobs.has(job.id)) continue;
-      const target = free.find((machine) => !taken.has(machine.id) && fits(job, machine.id));
-      if (!target) continue;
-      const entry = machines.get(target.id);
-      // This job first, then (when another instance took or is taking it) the next one the machine fits.
-      const next = waiting
-        .slice(index)
-        .filter((other) => !claimedJobs.has(other.id) && fits(other, target.id))
-        .map((other) => other.id);
-      const claimed = entry ? await store.claimFirst(next, target.id) : undefined;
-      if (!entry || !claimed) continue;
-      taken.add(target.id);
-      claimedJobs.add(claimed.id);
-      dispatched = true;
-      metrics.jobDispatched(
-        target.id,
-        (Date.now() - Date.parse(claimed.queuedAt ?? claimed.createdAt)) / 1000,
-      );
-      this.positions.delete(claimed.id);
-      this.emit({ reason: 'dispatched', jobId: claimed.id, machineId: target.id });
-      launches.push(() => this.launch(claimed, entry));
-    }
     // Claims first, launches after: the slicing and upload work of the first jobs must not delay the
     // claims of the others when many machines become ready at once.
-    for (const launch of launches) launch();
-    if (dispatched) await this.refreshOrder();
+    const claims = await claimJobs({ store, machines, waiting, free, fits, stopped: () => this.closed });
+    for (const { job, entry } of claims) {
+      metrics.jobDispatched(entry.id, (Date.now() - Date.parse(job.queuedAt ?? job.createdAt)) / 1000);
+      this.positions.delete(job.id);
+      this.emit({ reason: 'dispatched', jobId: job.id, machineId: entry.id });
+      this.launch(job, entry);
+    }
+    if (claims.length > 0) await this.refreshOrder();
   }
 
   /** Hands a claimed job to the runner; a machine that turned out not to be ready gives it back. */

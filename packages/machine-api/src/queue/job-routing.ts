@@ -1,13 +1,13 @@
 /**
- * The routing of one job at a time: whether it fits a machine now (the spool counted), which machines hold
- * it back for their spool, and the claims of a dispatch round (queue.ts: each free machine takes the first
- * waiting job it fits, in queue order, exactly once across the farm).
+ * A dispatch round's routing: whether a job fits a machine now (the spool counted), and the round's
+ * claims (queue.ts: each free machine takes the first waiting job it fits, in queue order, exactly once
+ * across the farm).
  */
 
 import type { Job } from '../jobs/job.js';
 import type { JobStore } from '../jobs/store.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
-import { candidates, type MachineFacts, refusal } from './routing.js';
+import { candidates, gramsOf, type MachineFacts } from './routing.js';
 
 /** Whether the machine can take the job now, its spool counted. */
 export function fitsMachine(fact: MachineFacts, job: Job): boolean {
@@ -48,24 +48,4 @@ export async function claimJobs(options: {
     claims.push({ job: claimed, entry });
   }
   return claims;
-}
-
-/** The job's estimated grams, for the spool rule (null when unknown: no spool holds it back). */
-function gramsOf(job: Job): number | null {
-  return job.filament?.estimatedG ?? null;
-}
-
-/** The machines the job could go to but whose spool is too short for it now, with the reason. */
-export function heldBySpool(
-  facts: readonly MachineFacts[],
-  machines: readonly string[],
-  job: Job,
-): { machineId: string; reason: string }[] {
-  const held: { machineId: string; reason: string }[] = [];
-  for (const fact of facts) {
-    if (!machines.includes(fact.id)) continue;
-    const reason = refusal(fact, job.constraints ?? {}, job.parameters.design ?? null, gramsOf(job));
-    if (reason !== null) held.push({ machineId: fact.id, reason });
-  }
-  return held;
 }

@@ -17,7 +17,7 @@ import type { MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { uploadFilament } from '../slicer/pipeline.js';
-import { claimJobs, fitsMachine, heldBySpool } from './job-routing.js';
+import { claimJobs, fitsMachine } from './job-routing.js';
 import { assertMayManage, normalised } from './job-rules.js';
 import type { FarmQueue, QueueChange, QueuedJobView, QueueSubmission } from './queue.js';
 import {

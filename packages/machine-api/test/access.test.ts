@@ -124,6 +124,14 @@ const ROUTES: RouteCase[] = [
     granted: 400,
     body: () => ({ headers: { 'content-type': 'application/json' }, body: '{"tool":9999}' }),
   },
+  // No [spoolman] in this configuration: a well-formed assignment is refused once access is granted.
+  {
+    method: 'PUT',
+    path: '/machines/sim/spool',
+    needs: 'control',
+    granted: 409,
+    body: () => ({ headers: { 'content-type': 'application/json' }, body: '{"spool_id":1}' }),
+  },
   { method: 'POST', path: '/queue', needs: 'print', granted: 400 },
   { method: 'GET', path: '/queue', needs: 'read', granted: 200 },
   // A stream: the bad filter answers 400 once the key has passed, instead of streaming forever.

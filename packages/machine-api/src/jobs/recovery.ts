@@ -45,9 +45,7 @@ export async function recoverJobs(
     job.status === 'printing' &&
     job.machineId !== null &&
     machines.get(job.machineId)?.machine.followAgain !== undefined;
-  const printingOn = (await store.list({ status: 'printing', limit: 10_000 })).filter(
-    (job) => own.includes(job.machineId ?? '') && followable(job),
-  );
+  const printingOn = (await store.printingOn(own)).filter(followable);
   const interrupted = await store.failUnfinished(own, followable);
   for (const { job, was } of interrupted) {
     logger.warn({ job: job.id, machine: job.machineId }, 'job interrupted by a restart');

@@ -431,6 +431,18 @@ export class JobStore {
     return rows.map(toJob);
   }
 
+  /** The jobs recorded as printing on these machines. */
+  async printingOn(machineIds: readonly string[]): Promise<Job[]> {
+    if (machineIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', '=', 'printing')
+      .where('machine_id', 'in', [...machineIds])
+      .execute();
+    return rows.map(toJob);
+  }
+
   /**
    * Marks every job that was in flight as failed (the service stopped while it ran); jobs still waiting in
    * the queue stay queued. Returns the failed jobs with the status they had.

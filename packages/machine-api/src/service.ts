@@ -26,6 +26,7 @@ import { EventHistory } from './events/history.js';
 import { SharedEventBus } from './events/shared.js';
 import { FarmMembership, heartbeatIntervalMs } from './farm/instances.js';
 import { farmMachines } from './farm/wiring.js';
+import { BedStore } from './jobs/bed-store.js';
 import { openJobDatabase } from './jobs/database.js';
 import { isFinal } from './jobs/job.js';
 import { KeptDesigns } from './jobs/kept-designs.js';
@@ -115,6 +116,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const files = new StoredFiles(new FileStore(db), dataDir, join(dataDir, 'uploads'));
   const designs = new DesignWorkers({ limits: designLimits(config.server) });
   const store = new JobStore(db, database.dialect);
+  const beds = new BedStore(db);
   const keptDesigns = new KeptDesigns(db, database.dialect);
   const observer = new MachineObserver(machines, {
     statusTimeoutMs,
@@ -139,6 +141,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const jobs = new JobRunner({
     store,
+    beds,
     keptDesigns,
     machines,
     observer,

@@ -14,6 +14,7 @@ import { MachineError, type PrintOutcome } from '../machines/machine.js';
 import type { MachineChange, MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
+import type { BedStore } from './bed-store.js';
 import { type JobFilament, usedFilament } from './filament.js';
 import type { Job, JobStatus } from './job.js';
 import type { KeptDesigns } from './kept-designs.js';
@@ -53,6 +54,8 @@ export interface CurrentJob {
 
 export interface JobLifecycleOptions {
   store: JobStore;
+  /** Which machines' beds wait for a confirmation that they are clear. */
+  beds: BedStore;
   /** Queued jobs' designs (dropped once such a job completed). */
   keptDesigns: KeptDesigns;
   machines: MachineRegistry;
@@ -263,7 +266,7 @@ export class JobLifecycle {
     if (bedAwaits) {
       const since = new Date().toISOString();
       try {
-        await this.options.store.markBedAwaiting(flight.machineId, since, flight.jobId);
+        await this.options.beds.markBedAwaiting(flight.machineId, since, flight.jobId);
       } catch (error) {
         this.options.logger.error({ err: error, machine: flight.machineId }, 'could not record the bed');
       }

@@ -15,11 +15,14 @@ import type { Logger } from 'pino';
 import type { MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry } from '../machines/registry.js';
 import { killLeftoverSlicer } from '../slicer/prusa.js';
+import type { BedStore } from './bed-store.js';
 import type { Job } from './job.js';
 import type { JobStore } from './store.js';
 
 export interface RecoveryOptions {
   store: JobStore;
+  /** Which machines' beds wait for a confirmation that they are clear. */
+  beds: BedStore;
   machines: MachineRegistry;
   observer: MachineObserver;
   logger: Logger;
@@ -37,7 +40,7 @@ export async function recoverJobs(
   options: RecoveryOptions,
   [workRoot, uploadDir]: [string, string],
 ): Promise<Recovered> {
-  const { store, observer, logger, machines } = options;
+  const { store, beds, observer, logger, machines } = options;
   const own = machines.machines.map((entry) => entry.id);
   for (const job of await store.returnClaimed(own))
     logger.warn({ job: job.id }, 'queued job claimed before a restart goes back to the queue');
@@ -50,10 +53,10 @@ export async function recoverJobs(
   for (const { job, was } of interrupted) {
     logger.warn({ job: job.id, machine: job.machineId }, 'job interrupted by a restart');
     if (job.machineId && (was === 'uploading' || was === 'printing')) {
-      await store.markBedAwaiting(job.machineId, job.updatedAt, job.id);
+      await beds.markBedAwaiting(job.machineId, job.updatedAt, job.id);
     }
   }
-  for (const bed of await store.awaitingBeds()) observer.setAwaitingClear(bed.machineId, bed.since);
+  for (const bed of await beds.awaitingBeds()) observer.setAwaitingClear(bed.machineId, bed.since);
   // A slicer of a run that was killed (kill -9) keeps running under init: end it before its files go.
   for (const jobDir of await readdir(workRoot).catch(() => [] as string[])) {
     const pid = await killLeftoverSlicer(join(workRoot, jobDir));

@@ -21,6 +21,7 @@ import { MachineError } from '../machines/machine.js';
 import type { MachineObserver, ObservedMachine } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
+import type { BedStore } from './bed-store.js';
 import type { JobFilament } from './filament.js';
 import { isFinal, type Job, type JobParameters } from './job.js';
 import type { KeptDesigns } from './kept-designs.js';
@@ -45,6 +46,8 @@ export interface Upload {
 
 export interface JobRunnerOptions {
   store: JobStore;
+  /** Which machines' beds wait for a confirmation that they are clear. */
+  beds: BedStore;
   /** Queued jobs' designs, read from the database by whichever instance dispatches them. */
   keptDesigns: KeptDesigns;
   machines: MachineRegistry;
@@ -132,7 +135,7 @@ export class JobRunner {
       }
       const message = `machine-api stopped while the job was printing, and "${machineId}" no longer reports it; what the machine did afterwards is unknown`;
       this.changed(await store.setStatus(job.id, 'failed', message));
-      await store.markBedAwaiting(machineId, new Date().toISOString(), job.id);
+      await this.options.beds.markBedAwaiting(machineId, new Date().toISOString(), job.id);
       this.options.observer.setAwaitingClear(machineId, new Date().toISOString());
       await this.lifecycle.freeMachine(machineId, undefined);
     }
@@ -295,7 +298,7 @@ export class JobRunner {
    * that needs a look at the machine) and when it is offline.
    */
   async clear(machineId: string): Promise<ObservedMachine> {
-    const { machines, observer, store } = this.options;
+    const { machines, observer } = this.options;
     const entry = machines.require(machineId);
     const busyWith = this.lifecycle.busyWith(entry.id);
     if (busyWith)
@@ -307,7 +310,7 @@ export class JobRunner {
     const state = status.state;
     assertClearable(entry.id, state);
     if (state.state === 'complete') await entry.machine.clear?.();
-    await store.markBedClear(entry.id);
+    await this.options.beds.markBedClear(entry.id);
     observer.setAwaitingClear(entry.id, null);
     this.options.logger.info({ machine: entry.id }, 'bed confirmed clear');
     return observer.refresh(entry.id);

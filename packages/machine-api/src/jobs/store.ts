@@ -29,13 +29,6 @@ export interface NewJob {
   filament?: JobFilament | null;
 }
 
-/** A machine whose bed waits for a confirmation that it is clear. */
-export interface AwaitingBed {
-  machineId: string;
-  since: string;
-  jobId: string | null;
-}
-
 export interface JobFilter {
   machineId?: string;
   status?: JobStatus;
@@ -379,30 +372,6 @@ export class JobStore {
       .returningAll()
       .executeTakeFirst();
     return row ? toJob(row) : undefined;
-  }
-
-  /** Machines whose bed waits for a confirmation that it is clear. */
-  async awaitingBeds(): Promise<AwaitingBed[]> {
-    const rows = await this.db.selectFrom('machine_beds').selectAll().execute();
-    return rows.map((row) => ({
-      machineId: row.machine_id,
-      since: row.awaiting_clear_since,
-      jobId: row.job_id,
-    }));
-  }
-
-  /** Records that a print left something on the machine's bed (keeps the earliest such time). */
-  async markBedAwaiting(machineId: string, since: string, jobId: string | null): Promise<void> {
-    await this.db
-      .insertInto('machine_beds')
-      .values({ machine_id: machineId, awaiting_clear_since: since, job_id: jobId })
-      .onConflict((conflict) => conflict.column('machine_id').doNothing())
-      .execute();
-  }
-
-  /** Records that the machine's bed was confirmed clear. */
-  async markBedClear(machineId: string): Promise<void> {
-    await this.db.deleteFrom('machine_beds').where('machine_id', '=', machineId).execute();
   }
 
   /**

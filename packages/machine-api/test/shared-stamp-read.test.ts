@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SharedStampRead } from '../src/access/shared-stamp-read.js';
+import { SharedStampRead } from '../src/jobs/shared-stamp-read.js';
 
 /** A query whose answer the test gives by hand, counting how many were sent. */
 function manualQueries() {

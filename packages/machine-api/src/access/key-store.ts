@@ -3,8 +3,8 @@
 import type { Kysely } from 'kysely';
 import { changeStampReader } from '../jobs/change-stamp.js';
 import type { JobDatabase } from '../jobs/database.js';
+import { SharedStampRead } from '../jobs/shared-stamp-read.js';
 import { KeyStamp } from './key-stamp.js';
-import { SharedStampRead } from './shared-stamp-read.js';
 
 export interface KeyRow {
   name: string;
@@ -49,13 +49,11 @@ export class KeyStore {
   }
 
   /**
-   * The stamp when it cannot be read synchronously: a statement sent after this call. A database without
-   * a registered stamp (PostgreSQL) answers the keys' own generation, which triggers move in every
-   * transaction that writes a key, on any instance (key-stamp.ts).
+   * The stamp when it cannot be read synchronously (PostgreSQL; SQLite inside a transaction): the keys'
+   * own generation, which triggers move in every transaction that writes a key, on any instance
+   * (key-stamp.ts). Narrower than the database's stamp, so heartbeats and job writes keep the cache.
    */
-  async readChangeStamp(): Promise<string | undefined> {
-    const reader = changeStampReader(this.db);
-    if (reader) return reader.read();
+  async readChangeStamp(): Promise<string> {
     return `api_keys:${await this.generation.read()}`;
   }
 

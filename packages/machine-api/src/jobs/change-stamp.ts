@@ -6,12 +6,13 @@
  * request started. The same idea as forge's store/change-stamp.ts.
  *
  * SQLite: `PRAGMA data_version` (moves when another connection, in any process, commits) and
- * `total_changes()` (every row this connection changed). A PostgreSQL store registers its own reader here
- * (a value every instance sees move, e.g. `pg_current_snapshot()` or a generation a trigger bumps).
+ * `total_changes()` (every row this connection changed). PostgreSQL: the server's current snapshot, which
+ * every instance of a farm sees move (registerPostgresStamp).
  */
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
+import { SharedStampRead } from './shared-stamp-read.js';
 
 /** How one database handle's stamp is read. */
 export interface ChangeStampReader {
@@ -41,9 +42,16 @@ export function registerSqliteStamp<DB>(db: Kysely<DB>, connection: BetterSqlite
   });
 }
 
-/** Registers the stamp reader of a handle of another kind of database. */
-export function registerChangeStamp<DB>(db: Kysely<DB>, reader: ChangeStampReader): void {
-  readers.set(db as Kysely<unknown>, reader);
+/**
+ * Registers a PostgreSQL handle: the server's current snapshot (`xmin:xmax:xip…`), as forge's stamp. Every
+ * commit of a transaction that wrote, by any instance of the farm, changes it; equal snapshots mean no
+ * commit in between, and a snapshot never comes back once it moved. A round trip, shared by concurrent
+ * readers each of whom trusts only a query sent after it asked (shared-stamp-read.ts).
+ */
+export function registerPostgresStamp<DB>(db: Kysely<DB>): void {
+  const query = sql<{ stamp: string }>`SELECT pg_current_snapshot()::text AS stamp`.compile(db);
+  const shared = new SharedStampRead(async () => (await db.executeQuery(query)).rows[0]?.stamp ?? '');
+  readers.set(db as Kysely<unknown>, { now: () => undefined, read: () => shared.read() });
 }
 
 /** The reader of `db`'s stamp; undefined for a handle nobody registered (then nothing may be cached). */

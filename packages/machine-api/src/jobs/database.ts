@@ -13,7 +13,7 @@ import type { EventTables } from '../events/tables.js';
 import type { FarmTables } from '../farm/tables.js';
 import type { NotifyTables } from '../notify/tables.js';
 import type { SpoolmanTables } from '../spoolman/tables.js';
-import { registerSqliteStamp } from './change-stamp.js';
+import { registerPostgresStamp, registerSqliteStamp } from './change-stamp.js';
 import type { KeptDesignTables } from './kept-designs.js';
 import { type DialectName, jobMigrations } from './migrations.js';
 
@@ -165,6 +165,7 @@ function openPostgres(url: string): JobDatabaseHandle {
     process.stderr.write(`machine-api: idle database connection failed: ${error.message}\n`),
   );
   const db = new Kysely<JobDatabase>({ dialect: new PostgresDialect({ pool }) });
+  registerPostgresStamp(db);
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
 

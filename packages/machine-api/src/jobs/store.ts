@@ -81,11 +81,13 @@ export class JobStore {
   ) {}
 
   /**
-   * The database's change stamp (change-stamp.ts), read synchronously: what a cache of job rows is kept
-   * under. Undefined when it cannot be read now (then nothing may be answered from a cache).
+   * The database's change stamp (change-stamp.ts): what a cache of job rows is kept under. Read first,
+   * before the rows; synchronously on SQLite, one shared round trip on PostgreSQL. Undefined for a
+   * database without one (then nothing may be answered from a cache).
    */
-  changeStampNow(): string | undefined {
-    return changeStampReader(this.db)?.now();
+  async changeStamp(): Promise<string | undefined> {
+    const reader = changeStampReader(this.db);
+    return reader ? (reader.now() ?? (await reader.read())) : undefined;
   }
 
   /** Records a new job as `queued` (with `queue`, as a job waiting in the farm queue). */

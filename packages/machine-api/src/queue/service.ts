@@ -221,7 +221,7 @@ export class QueueService implements FarmQueue {
    * (frozen) array, which the route may keep its serialised form for.
    */
   async list(): Promise<readonly QueuedJobView[]> {
-    const stamp = this.options.store.changeStampNow();
+    const stamp = await this.options.store.changeStamp();
     const local = this.facts();
     // The mirror answers the same array until a remote machine changed, so its identity is the key.
     const remote = this.farm.remote();

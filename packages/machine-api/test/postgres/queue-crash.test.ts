@@ -110,6 +110,15 @@ describe('an instance killed during a dispatch', () => {
   // Starting B as its own process takes seconds on a loaded machine; the rest of the test about three.
   it('neither loses the job it had claimed nor prints it twice', { timeout: 90_000 }, async () => {
     const first = await serveB();
+    // A admits a job only for a machine it knows of: b1 reaches A's farm mirror within about a second.
+    await waitFor(
+      async () => {
+        const res = await fetch(`${a.baseUrl}/machines/b1`);
+        await res.arrayBuffer();
+        return res.status === 200;
+      },
+      { what: "b1 in a's farm mirror" },
+    );
     // From now on b1 answers after 20 s: B's dispatch stops at its last look at the printer, after the claim.
     sim.faults.delayMs = 20_000;
     const gcode = '; claimed by b, then b was killed\nG28\nG1 X10 Y10 Z0.2 F3000\n';

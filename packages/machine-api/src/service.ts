@@ -177,6 +177,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     dataDir,
     logger,
     spoolOf: spoolman.spoolOf,
+    spoolsOf: (machineId) => spoolman.assignments.of(machineId).assignments,
     onSpoolChange: (listener) => spoolman.assignments.onChange(listener),
   });
   const photos = new JobPhotos(cameras, join(dataDir, 'photos'), {

@@ -124,6 +124,15 @@ material.type = "pla"
       loaded_filament_idx: 0,
     });
     expect(machine.spoolman).toEqual(body);
+    // The queue routes by the same filaments: the configured PLA is no longer loaded, the spool's PETG is.
+    const form = new FormData();
+    form.append('params', JSON.stringify({ job_name: 'pla', machine_ids: ['quick'], material: 'pla' }));
+    form.append('file', new Blob([GCODE]), 'part.gcode');
+    const refused = await fetch(`${api.baseUrl}/queue`, { method: 'POST', body: form });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { message: string }).message).toContain(
+      '"quick" has petg loaded, not pla',
+    );
     const listed = await getJson<{ id: string; spoolman: Spools; hardware_configuration: unknown }[]>(
       api.baseUrl,
       '/machines',

@@ -128,7 +128,7 @@ export interface ResolvedToken extends TokenCandidate {
 
 /**
  * The token and its owner for a presented token, or null when it is unknown or malformed. With
- * `pathUser`, that user is read in the same statement and stored in it.
+ * `pathUser`, that user is read in the same statement and stored in it (not when the hit was kept).
  * A hit is kept in the read cache while the database is unchanged (cache/read-view.ts): a revoked token, a
  * deleted or changed owner or a changed scope changes the database, so the next use reads it again.
  */
@@ -139,9 +139,9 @@ export async function resolveAccessToken(
   view: ReadView = NO_READ_CACHE,
 ): Promise<ResolvedToken | null> {
   if (!TOKEN_SHAPE.test(token)) return null;
-  // With a path user the token is read in the statement that reads that user anyway: a kept token would
-  // still leave that statement to run, so keeping it would only cost (the varied token lookup's profile).
-  const kept = (pathUser ? NO_READ_CACHE : view).token<ResolvedToken>(token);
+  // Kept with a path user too: a kept token and then a kept answer serve a repeated request without a
+  // statement (`GET /users/{u}` with a token); the path user is read by the handler only on a miss.
+  const kept = view.token<ResolvedToken>(token);
   let hit = kept.hit;
   if (!hit) {
     let candidates: TokenCandidate[];

@@ -19,6 +19,7 @@ import type { Job, QueueConstraints } from '../jobs/job.js';
 import type { MachineType, ReportedHardware, Volume } from '../machines/machine.js';
 import { type DesignNeeds, designRefusal, type MachinePrints } from '../machines/prints.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
+import type { MachineFilaments } from '../spoolman/filaments.js';
 
 export type { DesignNeeds } from '../machines/prints.js';
 
@@ -46,7 +47,7 @@ export interface SpoolFacts {
 export function factsOf(
   registry: MachineRegistry,
   entry: RegisteredMachine,
-  reported: ReportedHardware | undefined,
+  reported: ReportedHardware | MachineFilaments | undefined,
   spool?: SpoolFacts,
 ): MachineFacts {
   const { nozzleDiameter, filaments, loadedFilamentIdx } = reported ?? entry.common;

@@ -17,6 +17,8 @@ import type { MachineObserver } from '../machines/observer.js';
 import type { MachineRegistry, RegisteredMachine } from '../machines/registry.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { uploadFilament } from '../slicer/pipeline.js';
+import { withSpools } from '../spoolman/filaments.js';
+import type { Assignment } from '../spoolman/store.js';
 import { claimJobs, fitsMachine } from './job-routing.js';
 import { assertMayManage, normalised } from './job-rules.js';
 import type { FarmQueue, QueueChange, QueuedJobView, QueueSubmission } from './queue.js';
@@ -57,6 +59,8 @@ export interface QueueServiceOptions {
   logger: Logger;
   /** The Spoolman spool the machine prints from now (the spool rule of routing.ts), when configured. */
   spoolOf?: (entry: RegisteredMachine) => SpoolFacts | undefined;
+  /** The machine's assigned Spoolman spools (their filaments replace the configured ones for routing). */
+  spoolsOf?: (machineId: string) => readonly Assignment[];
   /** Calls the listener whenever a machine's spool changed (a waiting job may fit now). */
   onSpoolChange?: (listener: () => void) => () => void;
 }
@@ -383,7 +387,16 @@ export class QueueService implements FarmQueue {
   private facts(): MachineFacts[] {
     const { machines, observer } = this.options;
     return machines.machines.map((entry) =>
-      factsOf(machines, entry, observer.current(entry.id)?.status.hardware, this.options.spoolOf?.(entry)),
+      factsOf(
+        machines,
+        entry,
+        // The filaments as the machine list shows them: an assigned spool's material counts (filaments.ts).
+        withSpools(
+          observer.current(entry.id)?.status.hardware ?? entry.common,
+          this.options.spoolsOf?.(entry.id) ?? [],
+        ),
+        this.options.spoolOf?.(entry),
+      ),
     );
   }
 

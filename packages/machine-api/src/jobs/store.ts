@@ -1,9 +1,9 @@
 /** Job records: the only module that reads or writes the jobs table. */
 
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { SliceEstimate } from '../slicer/slicer.js';
 import { changeStampReader } from './change-stamp.js';
-import type { JobDatabase, JobsTable } from './database.js';
+import type { JobDatabase } from './database.js';
 import type { JobFilament } from './filament.js';
 import {
   FINAL_STATUSES,
@@ -12,6 +12,7 @@ import {
   type JobStatus,
   type QueueConstraints,
 } from './job.js';
+import { toJob } from './job-row.js';
 import { DESIGN_IN_DATABASE } from './kept-designs.js';
 
 export interface NewJob {
@@ -37,31 +38,6 @@ export interface JobFilter {
   /** Same form: strictly before. */
   createdBefore?: string;
   limit: number;
-}
-
-function toJob(row: Selectable<JobsTable>): Job {
-  return {
-    id: row.id,
-    machineId: row.machine_id,
-    jobName: row.job_name,
-    fileName: row.file_name,
-    fileSize: row.file_size,
-    parameters: JSON.parse(row.parameters) as JobParameters,
-    status: row.status as JobStatus,
-    message: row.message,
-    estimate: row.estimate === null ? null : (JSON.parse(row.estimate) as SliceEstimate),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    finishedAt: row.finished_at,
-    owner: row.owner,
-    priority: row.priority,
-    constraints: row.constraints === null ? null : (JSON.parse(row.constraints) as QueueConstraints),
-    queuedAt: row.queued_at,
-    dispatchedAt: row.dispatched_at,
-    designKept: row.design_path !== null,
-    filament: row.filament === null ? null : (JSON.parse(row.filament) as JobFilament),
-    printingAt: row.printing_at,
-  };
 }
 
 /**

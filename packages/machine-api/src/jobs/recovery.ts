@@ -1,12 +1,12 @@
 /**
  * What a start does about the previous run of this instance (a clean stop, a crash or `kill -9`): queue
  * jobs claimed for its machines but not handed to them yet go back to the queue at their place; a job
- * printing on a printer that prints on by itself (Moonraker) stays printing, to be followed again once
- * the machine is connected (runner.ts); other jobs that were in flight on its machines fail with a
- * message (a print that reached a USB or simulated printer died with the process; their beds then await
- * a clear); beds awaiting a clear are restored; a slicer the
- * killed run left is ended and the work files go. Only this instance's machines: on a shared database the
- * other instances' jobs are theirs to judge.
+ * printing on a printer that prints on by itself (Moonraker, Bambu) stays printing, to be followed
+ * again once the machine is connected (runner.ts); other jobs that were in flight on its machines fail
+ * with a message (a print that reached a USB or simulated printer died with the process; their beds then
+ * await a clear); beds awaiting a clear are restored; a slicer the killed run left is ended and the work
+ * files go. Only this instance's machines: on a shared database the other instances' jobs are theirs
+ * to judge.
  */
 
 import { mkdir, readdir, rm } from 'node:fs/promises';

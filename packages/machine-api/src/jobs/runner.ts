@@ -113,32 +113,35 @@ export class JobRunner {
   /**
    * Follows again the jobs a killed run left printing on printers that print on by themselves (call once
    * the machines have started): each is followed to its end as if this run had started it; one whose
-   * printer no longer knows it fails with a message, as a USB print does at start.
+   * printer no longer knows it fails with a message, as a USB print does at start. The machines answer
+   * side by side: one that waits for its printer's first report (Bambu) holds up no other.
    */
   async followAgain(): Promise<void> {
+    await Promise.all(this.printingOn.splice(0).map((job) => this.followJobAgain(job)));
+  }
+
+  private async followJobAgain(job: Job): Promise<void> {
     const { store, machines, logger } = this.options;
-    for (const job of this.printingOn.splice(0)) {
-      const machineId = job.machineId as string;
-      const entry = machines.get(machineId);
-      const active = await entry?.machine
-        .followAgain?.({ jobId: job.id, jobName: job.parameters.job_name })
-        .catch(() => null);
-      if (active) {
-        const flight = this.lifecycle.track(job.id, machineId);
-        flight.handedOver = true;
-        flight.status = 'printing';
-        logger.info({ job: job.id, machine: machineId }, 'following a print of the previous run again');
-        // Told as printing again: listeners that act at a print's end (photos, notifications) follow it too.
-        this.changed(job);
-        void this.lifecycle.follow(flight, active.finished, undefined);
-        continue;
-      }
-      const message = `machine-api stopped while the job was printing, and "${machineId}" no longer reports it; what the machine did afterwards is unknown`;
-      this.changed(await store.setStatus(job.id, 'failed', message));
-      await this.options.beds.markBedAwaiting(machineId, new Date().toISOString(), job.id);
-      this.options.observer.setAwaitingClear(machineId, new Date().toISOString());
-      await this.lifecycle.freeMachine(machineId, undefined);
+    const machineId = job.machineId as string;
+    const entry = machines.get(machineId);
+    const active = await entry?.machine
+      .followAgain?.({ jobId: job.id, jobName: job.parameters.job_name })
+      .catch(() => null);
+    if (active) {
+      const flight = this.lifecycle.track(job.id, machineId);
+      flight.handedOver = true;
+      flight.status = 'printing';
+      logger.info({ job: job.id, machine: machineId }, 'following a print of the previous run again');
+      // Told as printing again: listeners that act at a print's end (photos, notifications) follow it too.
+      this.changed(job);
+      void this.lifecycle.follow(flight, active.finished, undefined);
+      return;
     }
+    const message = `machine-api stopped while the job was printing, and "${machineId}" no longer reports it; what the machine did afterwards is unknown`;
+    this.changed(await store.setStatus(job.id, 'failed', message));
+    await this.options.beds.markBedAwaiting(machineId, new Date().toISOString(), job.id);
+    this.options.observer.setAwaitingClear(machineId, new Date().toISOString());
+    await this.lifecycle.freeMachine(machineId, undefined);
   }
 
   /** Calls `listener` with every job the runner created or changed; returns the unsubscribe function. */

@@ -180,8 +180,8 @@ export interface Machine {
   /** Stops the current job (the anchor's `stop`); the active print's `finished` settles as `cancelled`. */
   stop(): Promise<void>;
   /**
-   * Optional, for a printer that prints on by itself (Moonraker): a job machine-api started there before
-   * it was killed may still be printing, or have ended meanwhile. Follows that job again: an active print
+   * Optional, for a printer that prints on by itself (Moonraker, Bambu): a job machine-api started there
+   * before it was killed may still be printing, or have ended meanwhile. Follows that job again: an active print
    * whose `finished` settles with how the job ended; null when the printer is not printing this job and
    * does not report its end either (its outcome is unknown). Called once, after the machine started.
    */

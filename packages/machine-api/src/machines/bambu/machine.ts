@@ -9,7 +9,6 @@ import {
   MachineError,
   type MachineIdentity,
   type MachineStatus,
-  type PrintOutcome,
   type PrintRequest,
 } from '../machine.js';
 import type { BambuSettings } from './config.js';
@@ -17,23 +16,12 @@ import type { BambuAnnouncement, DiscoveryListener } from './discovery.js';
 import { cameraProtocol, identifyModel } from './models.js';
 import { numberField, type Report, stringField } from './report.js';
 import { BambuSession, ControlRefused } from './session.js';
-import { ACTIVE_GCODE_STATES, amsAttached, formatPrintError, statusFromReport } from './status.js';
+import { amsAttached, statusFromReport } from './status.js';
+import { followReport, isActive, reportsJob, type TrackedJob, trackJob } from './tracked-job.js';
 import { remoteFileName, uploadPrintFile } from './upload.js';
 
-/** `print_error` the printer reports when a job was cancelled (from its screen, the app or `print.stop`). */
-const CANCELLED_BY_USER = 0x0300400c;
 /** Generous: a 100 MB project over the printer's Wi-Fi takes minutes. */
 const UPLOAD_TIMEOUT_MS = 10 * 60_000;
-
-interface TrackedJob {
-  /** The `subtask_name` sent in `project_file`. */
-  name: string;
-  /** `gcode_state` and `print_error` before the job was sent, so a leftover FAILED is not mistaken for ours. */
-  before: { gcodeState: string | null; printError: number | null };
-  started: boolean;
-  stopRequested: boolean;
-  settle: (outcome: PrintOutcome) => void;
-}
 
 export class BambuMachine implements Machine {
   readonly printFormat = 'gcode.3mf' as const;
@@ -51,6 +39,12 @@ export class BambuMachine implements Machine {
   private controlRefusal: string | null = null;
   /** `Date.now()` of that refusal: a reconnection after it (Developer Mode switched on restarts the printer's broker) clears it. */
   private refusedAt = 0;
+  /** A settled job is no longer the printer's current one. */
+  private readonly untrack = (job: TrackedJob) => {
+    if (this.job === job) this.job = null;
+  };
+  /** Aborted by close(): ends a wait for the printer's first report. */
+  private readonly closing = new AbortController();
   private readonly onAnnouncement = (announcement: BambuAnnouncement) => this.discovered(announcement);
 
   constructor(
@@ -158,25 +152,59 @@ export class BambuMachine implements Machine {
     }
   }
 
+  /**
+   * A job a killed run sent to this printer, found again in the printer's first report after this run
+   * connected: still on the printer (PREPARE, RUNNING, PAUSE…) it is followed to its end; ended meanwhile
+   * (FINISH, FAILED, kept with its `subtask_name` until the next job) it ends so at once. Null when the
+   * printer shows another job or none, or does not report within `status_timeout_secs`.
+   */
+  async followAgain(job: { jobId: string; jobName: string }): Promise<ActivePrint | null> {
+    if (this.handingOver || this.job) return null;
+    const report = await this.firstReport();
+    // The job is known by the `subtask_name` `project_file` sent (its name), as when it was accepted;
+    // `gcode_file` is not compared: what it holds for a project differs between firmwares.
+    if (!report || this.job || !reportsJob(report, job.jobName)) return null;
+    const { tracked, finished } = trackJob(job.jobName, report, true, this.untrack);
+    this.job = tracked;
+    this.logger.info(
+      { job: job.jobId, state: stringField(report, 'gcode_state') },
+      'following a print again',
+    );
+    this.follow(report);
+    return { finished };
+  }
+
+  /** The printer's status once a report with its job fields has arrived; null if none comes in time. */
+  private firstReport(): Promise<Report | null> {
+    // A P1/A1 printer's first delta may come before its full status: wait for the fields that decide.
+    const complete = (status: Report | null | undefined): status is Report =>
+      status != null &&
+      stringField(status, 'gcode_state') !== null &&
+      stringField(status, 'subtask_name') !== null;
+    const current = this.session?.status;
+    if (this.closing.signal.aborted) return Promise.resolve(null);
+    if (complete(current)) return Promise.resolve(current);
+    return new Promise((resolve) => {
+      const done = (status: Report | null) => {
+        clearTimeout(timer);
+        unsubscribe();
+        this.closing.signal.removeEventListener('abort', gone);
+        resolve(status);
+      };
+      const gone = () => done(null);
+      const timer = setTimeout(gone, this.settings.statusTimeoutMs);
+      // A discovered printer has no session until it is announced: listen on the machine, not a session.
+      const unsubscribe = this.onStatusChange(() => {
+        const status = this.session?.status;
+        if (complete(status)) done(status);
+      });
+      this.closing.signal.addEventListener('abort', gone, { once: true });
+    });
+  }
+
   private async startJob(session: BambuSession, name: string, fileName: string): Promise<ActivePrint> {
     const status = session.status ?? {};
-    let settle: (outcome: PrintOutcome) => void = () => undefined;
-    const finished = new Promise<PrintOutcome>((resolve) => {
-      settle = resolve;
-    });
-    const job: TrackedJob = {
-      name,
-      before: {
-        gcodeState: stringField(status, 'gcode_state'),
-        printError: numberField(status, 'print_error'),
-      },
-      started: false,
-      stopRequested: false,
-      settle: (outcome) => {
-        if (this.job === job) this.job = null;
-        settle(outcome);
-      },
-    };
+    const { tracked: job, finished } = trackJob(name, status, false, this.untrack);
     this.job = job;
     try {
       await this.send(
@@ -315,6 +343,7 @@ export class BambuMachine implements Machine {
   }
 
   async close(): Promise<void> {
+    this.closing.abort();
     await this.discovery?.release(this.onAnnouncement);
     this.job?.settle({
       status: 'failed',
@@ -366,35 +395,6 @@ export class BambuMachine implements Machine {
 
   /** Moves the tracked job along with the printer's `gcode_state`. */
   private follow(report: Report): void {
-    const job = this.job;
-    if (!job) return;
-    const gcodeState = stringField(report, 'gcode_state');
-    const printError = numberField(report, 'print_error');
-    if (isActive(report)) {
-      job.started = true;
-      return;
-    }
-    // Until the printer has shown our job running, only a change from the state before it counts.
-    const changed = gcodeState !== job.before.gcodeState || printError !== job.before.printError;
-    if (!job.started && !changed) return;
-    if (gcodeState === 'FINISH') job.settle({ status: 'completed' });
-    else if (gcodeState === 'FAILED') {
-      if (job.stopRequested || printError === CANCELLED_BY_USER) job.settle({ status: 'cancelled' });
-      else {
-        const code = printError ? `error ${formatPrintError(printError)}` : 'no error code';
-        job.settle({ status: 'failed', message: `the printer reported the print FAILED (${code})` });
-      }
-    } else if (gcodeState === 'IDLE' && job.started) {
-      job.settle(
-        job.stopRequested
-          ? { status: 'cancelled' }
-          : { status: 'failed', message: 'the printer went idle without finishing the job' },
-      );
-    }
+    if (this.job) followReport(this.job, report);
   }
-}
-
-function isActive(report: Report): boolean {
-  const gcodeState = stringField(report, 'gcode_state');
-  return gcodeState !== null && ACTIVE_GCODE_STATES.has(gcodeState);
 }

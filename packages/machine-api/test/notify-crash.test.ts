@@ -5,23 +5,21 @@
  * attempt under way at the kill (one per target at a time), and it carries the same `webhook-id`.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildService, killChildren, serveInChild } from './child-service.js';
 import { waitFor } from './harness.js';
 import { HttpReceiver } from './notify-receivers.js';
 import { testDatabaseUrl } from './test-database.js';
 
-const cli = new URL('../src/cli.ts', import.meta.url).pathname;
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const BURST = 40;
 
 let dir: string;
 let http: HttpReceiver;
-const started: ChildProcess[] = [];
 
 beforeAll(async () => {
   http = await HttpReceiver.start();
@@ -45,44 +43,17 @@ retry_seconds = 0.05
 });
 
 afterAll(async () => {
-  for (const child of started) child.kill('SIGKILL');
+  killChildren();
   await http.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-async function serve(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const databaseUrl = await testDatabaseUrl(dir);
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      cli,
-      'serve',
-      '--json',
-      '--config',
-      join(dir, 'machine-api.toml'),
-      '--bind',
-      '127.0.0.1:0',
-      '--data-dir',
-      dataDir,
-      ...(databaseUrl ? ['--database-url', databaseUrl] : []),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  started.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
+async function serve(dataDir: string): Promise<ChildService> {
+  return serveInChild({
+    config: join(dir, 'machine-api.toml'),
+    dataDir,
+    databaseUrl: await testDatabaseUrl(dir),
   });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const url = await waitFor(() => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], {
-    timeoutMs: 60_000,
-    what: `the service to listen (output: ${output})`,
-  });
-  return { child, url };
 }
 
 describe('the notification outbox across kill -9', () => {

@@ -5,16 +5,15 @@
  * `used_length` that Spoolman applied it, and does not send it again; the next report goes out after it.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildService, killChildren, serveInChild } from './child-service.js';
 import { postPrint, startMachineApi, waitFor } from './harness.js';
 import { SpoolmanSim } from './sim/spoolman.js';
 import { testDatabaseUrl } from './test-database.js';
 
-const cli = new URL('../src/cli.ts', import.meta.url).pathname;
 const GCODE = 'G28\nG1 X10 Y10 E2 F1200\n; filament used [mm] = 4000\n; total filament used [g] = 12\n';
 
 let dir: string;
@@ -29,7 +28,6 @@ type = "Noop"
 print_seconds = 0
 clearing = "auto"
 `;
-const started: ChildProcess[] = [];
 
 beforeAll(async () => {
   sim = await new SpoolmanSim().start();
@@ -39,44 +37,17 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of started) child.kill('SIGKILL');
+  killChildren();
   await sim.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-async function serve(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const databaseUrl = await testDatabaseUrl(dir);
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      cli,
-      'serve',
-      '--json',
-      '--config',
-      join(dir, 'machine-api.toml'),
-      '--bind',
-      '127.0.0.1:0',
-      '--data-dir',
-      dataDir,
-      ...(databaseUrl ? ['--database-url', databaseUrl] : []),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  started.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
+async function serve(dataDir: string): Promise<ChildService> {
+  return serveInChild({
+    config: join(dir, 'machine-api.toml'),
+    dataDir,
+    databaseUrl: await testDatabaseUrl(dir),
   });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const url = await waitFor(() => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], {
-    timeoutMs: 60_000,
-    what: `the service to listen (output: ${output})`,
-  });
-  return { child, url };
 }
 
 async function printed(url: string): Promise<void> {

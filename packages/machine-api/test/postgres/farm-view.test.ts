@@ -5,7 +5,6 @@
  * is killed (`kill -9`: no goodbye, the heartbeat just stops), until b is back.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,10 +14,9 @@ import { FarmMembership } from '../../src/farm/instances.js';
 import { FarmMachinePublisher } from '../../src/farm/publisher.js';
 import { openJobDatabase } from '../../src/jobs/database.js';
 import { runKeysCommand } from '../../src/keys-command.js';
+import { type ChildService, serveInChild } from '../child-service.js';
 import { type MachineApiUnderTest, startMachineApi, waitFor } from '../harness.js';
 import { createPostgresDatabase } from '../test-database.js';
-
-const cli = new URL('../../src/cli.ts', import.meta.url).pathname;
 
 function config(instance: string, machines: string[], server: string[] = []): string {
   return [
@@ -37,43 +35,13 @@ function config(instance: string, machines: string[], server: string[] = []): st
 let databaseUrl: string;
 let dir: string;
 let a: MachineApiUnderTest;
-let b: { child: ChildProcess; url: string } | undefined;
+let b: ChildService | undefined;
 let admin: string;
 let reader: string;
 
 /** Starts instance b as its own process (`machine-api serve`), so that it can be killed as a host dies. */
-async function serveB(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      cli,
-      'serve',
-      '--json',
-      '--config',
-      join(dir, 'b.toml'),
-      '--bind',
-      '127.0.0.1:0',
-      '--data-dir',
-      join(dir, 'b-data'),
-      '--database-url',
-      databaseUrl,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const url = await waitFor(() => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], {
-    timeoutMs: 60_000,
-    what: `instance b to listen (output: ${output})`,
-  });
-  return { child, url };
+async function serveB(): Promise<ChildService> {
+  return serveInChild({ config: join(dir, 'b.toml'), dataDir: join(dir, 'b-data'), databaseUrl });
 }
 
 async function createKey(name: string, scope: string): Promise<string> {

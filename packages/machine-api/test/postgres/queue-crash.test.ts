@@ -5,16 +5,14 @@
  * the heartbeat timeout; B started again prints it, once: the job is neither lost nor printed twice.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildService, killChildren, serveInChild } from '../child-service.js';
 import { getJson, type MachineApiUnderTest, startMachineApi, waitFor } from '../harness.js';
 import { MoonrakerSim } from '../sim/moonraker.js';
 import { createPostgresDatabase } from '../test-database.js';
-
-const cli = new URL('../../src/cli.ts', import.meta.url).pathname;
 
 interface JobBody {
   id: string;
@@ -43,7 +41,6 @@ let databaseUrl: string;
 let dir: string;
 let sim: MoonrakerSim;
 let a: MachineApiUnderTest;
-const started: ChildProcess[] = [];
 
 beforeAll(async () => {
   databaseUrl = await createPostgresDatabase();
@@ -57,44 +54,18 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of started) child.kill('SIGKILL');
+  killChildren();
   await a?.close();
   await sim?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
 /** Starts B as its own process; resolves with its URL once its printer reads ready. */
-async function serveB(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      cli,
-      'serve',
-      '--json',
-      '--config',
-      join(dir, 'b.toml'),
-      '--bind',
-      '127.0.0.1:0',
-      '--data-dir',
-      join(dir, 'b-data'),
-      '--database-url',
-      databaseUrl,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  started.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const url = await waitFor(() => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], {
-    timeoutMs: 60_000,
-    what: `b to listen (output: ${output})`,
+async function serveB(): Promise<ChildService> {
+  const { child, url } = await serveInChild({
+    config: join(dir, 'b.toml'),
+    dataDir: join(dir, 'b-data'),
+    databaseUrl,
   });
   await waitFor(async () => (await getJson<{ ready: boolean }>(url, '/machines/b1')).ready, {
     what: 'b1 to read ready',

@@ -6,16 +6,15 @@
  * its printer no longer knows it. (A print still running is followed to its end: cameras-photos-restart.)
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveInChild as serveChild } from './child-service.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
 import { MoonrakerSim } from './sim/moonraker.js';
 import { testDatabaseUrl } from './test-database.js';
-
-const cli = new URL('../src/cli.ts', import.meta.url).pathname;
 
 interface JobAnswer {
   status: string;
@@ -57,25 +56,13 @@ afterAll(async () => {
 
 /** `machine-api serve` as an operator runs it, on `dir`'s configuration and data dir (to be killed). */
 async function serveInChild(): Promise<string> {
-  const databaseUrl = await testDatabaseUrl(dir);
-  // biome-ignore format: each option beside its value
-  const args = [
-    '--import', 'tsx', cli, 'serve', '--json',
-    '--config', join(dir, 'machine-api.toml'), '--bind', '127.0.0.1:0', '--data-dir', join(dir, 'data'),
-    ...(databaseUrl ? ['--database-url', databaseUrl] : []),
-  ];
-  child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
+  const started = await serveChild({
+    config: join(dir, 'machine-api.toml'),
+    dataDir: join(dir, 'data'),
+    databaseUrl: await testDatabaseUrl(dir),
   });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  return waitFor(() => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], {
-    timeoutMs: 60_000,
-    what: `the service to listen (output: ${output})`,
-  });
+  child = started.child;
+  return started.url;
 }
 
 async function startPrint(baseUrl: string, machineId: string): Promise<string> {

@@ -190,6 +190,21 @@ material.type = "pla"
       const response = await put('quick', body);
       expect(response.status, JSON.stringify(body)).toBe(400);
     }
+    // A 1 MB string and a NUL byte, in the body and in the machine id: refused in the service's error shape.
+    for (const [machine, body] of [
+      ['quick', { spool_id: 'x'.repeat(1024 * 1024) }],
+      ['quick', { spool_id: '1\u00002' }],
+      ['qu%00ick', { spool_id: 13 }],
+    ] as const) {
+      const response = await put(machine, body);
+      expect(response.status, machine).toBeGreaterThanOrEqual(400);
+      expect(response.status, machine).toBeLessThan(500);
+      expect(Object.keys((await response.json()) as object).sort(), machine).toEqual([
+        'error_code',
+        'message',
+        'request_id',
+      ]);
+    }
     expect((await put('nope', { spool_id: 13 })).status).toBe(404);
     await sim.down();
     const down = await put('quick', { spool_id: 13 });

@@ -90,6 +90,23 @@ describe('one queue across instances', () => {
     expect(received()).toContain(gcode);
   });
 
+  it("A's kept GET /queue answer never outlives a change B made (queued, then cancelled)", async () => {
+    // b1's bed awaits a clear after the first test's print, so a job for it waits in the queue.
+    const names = async () =>
+      (await getJson<{ job: { job_name: string } }[]>(a?.baseUrl ?? '', '/queue')).map((e) => e.job.job_name);
+    expect(await names()).toEqual([]);
+    expect(await names()).toEqual([]); // kept now, under the database's stamp
+    const res = await fetch(`${b.baseUrl}/queue`, {
+      method: 'POST',
+      body: queueForm({ job_name: 'via-b', machine_ids: ['b1'] }, '; waits\nG28\n'),
+    });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as JobBody;
+    expect(await names()).toEqual(['via-b']);
+    expect((await fetch(`${b.baseUrl}/jobs/${id}/cancel`, { method: 'POST' })).status).toBe(200);
+    expect(await names()).toEqual([]);
+  });
+
   it('a job A accepted is printed by B after A has gone, its design (several chunks) read from the database', async () => {
     // b1's bed awaits a clear after the print above, so the job waits while A goes away.
     expect(await getJson(b.baseUrl, '/machines/b1')).toMatchObject({ ready: false });

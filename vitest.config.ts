@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { forgeTestSettings } from './packages/forge/vitest.config.js';
 
@@ -71,5 +72,10 @@ export default defineConfig({
       ...(process.env.MACHINE_API_TEST_DATABASE_URL ? [machineApiOnPostgres] : []),
     ],
     reporters: ['default', './scripts/summary-reporter.ts'],
+    // Two test files at a time at least: most of a file's time is spent waiting on child processes (the
+    // services, slicers, socat, git, chromium) and on the network, so on a 2-core machine two files at once
+    // take ~10 min where one at a time (Vitest's default there, cores - 1) took ~25. Every file keeps its
+    // own ports, directories and databases, so files never share state.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });

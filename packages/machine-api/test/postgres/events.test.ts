@@ -199,11 +199,12 @@ describe('one event stream on a farm', () => {
     const onB = await SseClient.open(`${b.baseUrl}/events`);
     try {
       // The database ends A's LISTEN connection, as a restart of PostgreSQL or a network failure would.
+      // Only this test's database: another test file running at the same time has an instance `a` too.
       const admin = new pg.Client({ connectionString: databaseUrl });
       await admin.connect();
       try {
         const ended = await admin.query(
-          "select pg_terminate_backend(pid) as ended from pg_stat_activity where application_name = 'machine-api events a'",
+          "select pg_terminate_backend(pid) as ended from pg_stat_activity where application_name = 'machine-api events a' and datname = current_database()",
         );
         expect(ended.rows).toEqual([{ ended: true }]);
       } finally {

@@ -4,6 +4,14 @@
  * latency (from every response's own time, see measure) and the service/baseline ratios (for data routes
  * also the ratio to the same SQL run directly; for a scenario with a twin, e.g. the PostgreSQL run of a
  * SQLite scenario, the ratio to the twin's req/s), and writes the numbers to bench/results/<timestamp>.json.
+ *
+ * Each target (baseline, direct SQL if any, service) first serves the request for BENCH_WARMUP_SECONDS
+ * (default 1, not counted) so the service is not measured cold (JIT, its caches); that includes
+ * POST /print, whose warm-up leaves nothing queued (see docs/benchmarks.md). Then BENCH_ROUNDS
+ * (default 3) rounds of baseline → direct → service, each run seconds ÷ rounds long (at least 1 s): on
+ * a shared 2-core machine the bare baseline alone swings ±25 % from one minute to the next, and
+ * alternating lets such a drift hit every target alike. A target's req/s is its requests over all rounds
+ * ÷ its measured seconds; its percentiles are over all its latencies.
  */
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,13 +87,32 @@ function varied(request: Omit<BenchRequest, 'vary' | 'bodies'>) {
   };
 }
 
+/** What a scenario's rounds measure: the bare baseline, the direct SQL server (data routes), the service. */
+type Target = 'baseline' | 'direct' | 'service';
+
+/** One autocannon run's raw figures; a target's runs over all rounds are summed by summarize. */
+interface Run {
+  requests: number;
+  /** Seconds the run lasted, as autocannon timed it. */
+  seconds: number;
+  bytes: number;
+  errors: number;
+  non2xx: number;
+  latencies: number[];
+}
+
 /**
  * One autocannon run. The percentiles come from every response's own latency (autocannon's 'response'
  * event, all statuses, as its own histogram records them): its result has no p95, and the issues' latency
  * targets are p95s. A run makes at most a few hundred thousand requests, so a plain array sorts in
  * milliseconds.
  */
-async function measure(baseUrl: string, request: BenchRequest, connections: number, seconds: number) {
+async function measure(
+  baseUrl: string,
+  request: BenchRequest,
+  connections: number,
+  seconds: number,
+): Promise<Run> {
   const { bodies, vary } = request;
   let next = 0;
   const latencies: number[] = [];
@@ -107,17 +134,38 @@ async function measure(baseUrl: string, request: BenchRequest, connections: numb
     );
     instance.on('response', (_client, _status, _bytes, responseTime) => latencies.push(responseTime));
   });
-  const sorted = Float64Array.from(latencies).sort();
   return {
-    requestsPerSecond: result.requests.average,
     requests: result.requests.total,
+    seconds: result.duration,
+    bytes: result.throughput.total,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    latencies,
+  };
+}
+
+/** A target's measurement over all its runs: totals ÷ total measured seconds, percentiles over every latency. */
+function summarize(runs: Run[]): Measurement {
+  const sum = (field: 'requests' | 'seconds' | 'bytes' | 'errors' | 'non2xx') =>
+    runs.reduce((total, run) => total + run[field], 0);
+  const sorted = new Float64Array(runs.reduce((n, run) => n + run.latencies.length, 0));
+  let offset = 0;
+  for (const run of runs) {
+    sorted.set(run.latencies, offset);
+    offset += run.latencies.length;
+  }
+  sorted.sort();
+  const seconds = Math.max(sum('seconds'), 0.001);
+  return {
+    requestsPerSecond: sum('requests') / seconds,
+    requests: sum('requests'),
     p50Ms: percentile(sorted, 50),
     p95Ms: percentile(sorted, 95),
     p99Ms: percentile(sorted, 99),
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-    throughputMBps: result.throughput.average / 1e6,
-  } satisfies Measurement;
+    errors: sum('errors'),
+    non2xx: sum('non2xx'),
+    throughputMBps: sum('bytes') / seconds / 1e6,
+  };
 }
 
 /** Captures the service's answer to `request` so the baseline can serve exactly the same bytes. */
@@ -226,6 +274,8 @@ function requestBodyBytes(request: BenchRequest): number {
 async function main() {
   const { values } = parseArgs({ options: { filter: { type: 'string' }, only: { type: 'string' } } });
   const defaultSeconds = Number(process.env.BENCH_SECONDS ?? 5);
+  const rounds = Math.max(1, Math.round(Number(process.env.BENCH_ROUNDS ?? 3)));
+  const warmUpSeconds = Math.max(0, Number(process.env.BENCH_WARMUP_SECONDS ?? 1));
   // --filter TEXT: scenarios whose name contains TEXT; --only NAME: the one scenario named exactly NAME.
   const scenarios = (await loadScenarios()).filter(
     (s) => (!values.filter || s.name.includes(values.filter)) && (!values.only || s.name === values.only),
@@ -241,23 +291,38 @@ async function main() {
     const prepared = await scenario.prepare();
     try {
       const connections = scenario.connections ?? 32;
-      const seconds = scenario.seconds ?? defaultSeconds;
+      // The scenario's seconds are each target's total, split over the rounds.
+      const runSeconds = Math.max(1, (scenario.seconds ?? defaultSeconds) / rounds);
       const answer = await captureResponse(prepared.baseUrl, prepared.request);
       const baseline = await startBaseline(answer.status, answer.contentType, answer.body);
+      let directServer: Awaited<ReturnType<typeof startServer>> | undefined;
       try {
-        const baselineResult = await measure(baseline.baseUrl, prepared.request, connections, seconds);
-        let direct: Measurement | undefined;
-        if (prepared.direct) {
-          const server = await startServer(prepared.direct.script, prepared.direct.args);
-          try {
-            direct = await measure(server.baseUrl, prepared.request, connections, seconds);
-          } finally {
-            await server.stop();
+        // The direct server runs through all rounds (idle while the others are measured).
+        if (prepared.direct) directServer = await startServer(prepared.direct.script, prepared.direct.args);
+        const targets: { key: Target; baseUrl: string }[] = [
+          { key: 'baseline', baseUrl: baseline.baseUrl },
+          ...(directServer ? [{ key: 'direct' as const, baseUrl: directServer.baseUrl }] : []),
+          { key: 'service', baseUrl: prepared.baseUrl },
+        ];
+        // Warm-up: each target serves the request, not counted (JIT, the service's caches, page cache).
+        if (warmUpSeconds > 0) {
+          for (const target of targets) {
+            await measure(target.baseUrl, prepared.request, connections, warmUpSeconds);
           }
         }
-        const statementsBefore = await prepared.countStatements?.();
-        const serviceResult = await measure(prepared.baseUrl, prepared.request, connections, seconds);
-        const statementsAfter = await prepared.countStatements?.();
+        const runs: Record<Target, Run[]> = { baseline: [], direct: [], service: [] };
+        let statements = 0;
+        for (let round = 0; round < rounds; round++) {
+          for (const target of targets) {
+            // Statements are counted around the service's runs only: the warm-up's are not.
+            const before = target.key === 'service' ? await prepared.countStatements?.() : undefined;
+            runs[target.key].push(await measure(target.baseUrl, prepared.request, connections, runSeconds));
+            if (before !== undefined) statements += ((await prepared.countStatements?.()) ?? before) - before;
+          }
+        }
+        const baselineResult = summarize(runs.baseline);
+        const direct = directServer ? summarize(runs.direct) : undefined;
+        const serviceResult = summarize(runs.service);
         const sentBytes = requestBodyBytes(prepared.request);
         const twin = rows.find((row) => row.scenario === scenario.twin);
         const sent = (m: Measurement) => ((m.requestsPerSecond * sentBytes) / 1e6).toFixed(1);
@@ -270,8 +335,8 @@ async function main() {
           ...(direct
             ? { direct, directRatio: serviceResult.requestsPerSecond / direct.requestsPerSecond }
             : {}),
-          ...(statementsBefore !== undefined && statementsAfter !== undefined && serviceResult.requests > 0
-            ? { statementsPerRequest: (statementsAfter - statementsBefore) / serviceResult.requests }
+          ...(prepared.countStatements && serviceResult.requests > 0
+            ? { statementsPerRequest: statements / serviceResult.requests }
             : {}),
           ...(twin
             ? {
@@ -288,6 +353,7 @@ async function main() {
           },
         });
       } finally {
+        await directServer?.stop();
         await baseline.stop();
       }
     } finally {
@@ -309,7 +375,15 @@ async function main() {
   writeFileSync(
     file,
     JSON.stringify(
-      { node: process.version, date: new Date().toISOString(), loadAverage: loadavg(), rows, measured },
+      {
+        node: process.version,
+        date: new Date().toISOString(),
+        loadAverage: loadavg(),
+        rounds,
+        warmUpSeconds,
+        rows,
+        measured,
+      },
       null,
       2,
     ),

@@ -49,7 +49,7 @@ export interface Scenario {
   twin?: string;
   /** Concurrent connections (default 32). */
   connections?: number;
-  /** Seconds per measurement (default 5, or BENCH_SECONDS). */
+  /** Seconds measured per target in all, split over the rounds (default 5, or BENCH_SECONDS). */
   seconds?: number;
   prepare(): Promise<PreparedScenario>;
 }

@@ -3,8 +3,10 @@
 // comes from the cache, changes what the answer depends on — over HTTP, or on a second database
 // connection as `forge admin` or another process would — and asks again: the answer must be that of
 // the rows now.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ForgeDatabase, openDatabase } from '../src/store/database.js';
+import { Visibility } from '../src/store/tables/accounts.js';
 import { startTestForge, type TestForge, type TestUser } from './harness.js';
 import { createRepo, type TestRepo } from './repo-fixtures.js';
 import { testingPostgres } from './test-database.js';
@@ -110,6 +112,91 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
     expect((await forge.request('GET', `/users/${owner.username}`, { token })).status).toBe(403);
   });
 
+  it('a user in the path, kept with a token, follows changes by another connection but outlives writes elsewhere', async () => {
+    const reader = await forge.createUser();
+    const token = await forge.createToken(reader, ['read:user'], 'path-user');
+    const target = await forge.createUser({ fullName: 'Path User' });
+    // Kept on the second miss: the third request finds the token and the user without a statement.
+    expect((await warmed(`/users/${target.username}`, token)).body.full_name).toBe('Path User');
+    // A write to a repository moves the database-wide stamp, not the account generation: still correct.
+    const edit = await forge.request('PATCH', repo.path, {
+      token: ownerToken,
+      body: { description: 'edited' },
+    });
+    expect(edit.status).toBe(200);
+    // Another spelling of the name: another kept answer's key, the same kept user row.
+    const shouted = `/users/${target.username.toUpperCase()}`;
+    expect((await forge.request('GET', shouted, { token })).body.full_name).toBe('Path User');
+    await other.db
+      .updateTable('user')
+      .set({ full_name: 'Renamed Elsewhere' })
+      .where('id', '=', target.id)
+      .execute();
+    expect((await forge.request('GET', shouted, { token })).body.full_name).toBe('Renamed Elsewhere');
+    await other.db
+      .updateTable('user')
+      .set({ visibility: Visibility.Private })
+      .where('id', '=', target.id)
+      .execute();
+    expect((await forge.request('GET', shouted, { token })).status).toBe(404);
+  });
+
+  it('every change a kept token or user depends on moves the account generation; a token use does not', async () => {
+    const generation = async () =>
+      Number(
+        (
+          await sql<{
+            generation: string | number;
+          }>`SELECT generation FROM account_generation WHERE id = 1`.execute(other.db)
+        ).rows[0]!.generation,
+      );
+    const user = await forge.createUser();
+    const token = await forge.createToken(user, ['read:user'], 'generations');
+    const repoRow = await other.db
+      .selectFrom('repository')
+      .select('id')
+      .where('lower_name', '=', repo.name.toLowerCase())
+      .executeTakeFirstOrThrow();
+    const tokenRow = await other.db
+      .selectFrom('access_token')
+      .select('id')
+      .where('token_last_eight', '=', token.slice(-8))
+      .executeTakeFirstOrThrow();
+    const changes: Array<[string, () => Promise<unknown>]> = [
+      [
+        'a user updated',
+        () => other.db.updateTable('user').set({ location: 'moved' }).where('id', '=', user.id).execute(),
+      ],
+      [
+        'a token scope changed',
+        () =>
+          other.db.updateTable('access_token').set({ scope: 'all' }).where('id', '=', tokenRow.id).execute(),
+      ],
+      [
+        'a token repository added',
+        () =>
+          other.db
+            .insertInto('access_token_repository')
+            .values({ token_id: tokenRow.id, repo_id: repoRow.id })
+            .execute(),
+      ],
+      [
+        'a token repository removed',
+        () => other.db.deleteFrom('access_token_repository').where('token_id', '=', tokenRow.id).execute(),
+      ],
+      ['a token deleted', () => other.db.deleteFrom('access_token').where('id', '=', tokenRow.id).execute()],
+      ['a user deleted', () => other.db.deleteFrom('user').where('id', '=', user.id).execute()],
+    ];
+    for (const [change, write] of changes) {
+      const before = await generation();
+      await write();
+      expect({ change, moved: (await generation()) > before }).toEqual({ change, moved: true });
+    }
+    const before = await generation();
+    await other.db.updateTable('access_token').set({ updated_unix: 1 }).where('uid', '=', owner.id).execute();
+    expect(await generation()).toBe(before);
+  });
+
   it('a repository made private over HTTP is 404 to an anonymous reader of its latest release', async () => {
     const own = await createRepo(forge, ownerToken);
     await forge.request('POST', `${own.path}/releases`, { token: ownerToken, body: { tag_name: 'v1' } });
@@ -209,7 +296,11 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
     expect((await warmed(`/users/search?q=${user.username}`)).body.data).toHaveLength(1);
     const feed = await warmed(`/users/${user.username}/activities/feeds?limit=30`, ownerToken);
     expect(feed.body.length).toBeGreaterThan(0);
-    await other.db.updateTable('user').set({ visibility: 2 }).where('id', '=', user.id).execute();
+    await other.db
+      .updateTable('user')
+      .set({ visibility: Visibility.Private })
+      .where('id', '=', user.id)
+      .execute();
     expect((await forge.request('GET', `/users/${user.username}`)).status).toBe(404);
     expect((await forge.request('GET', `/users/search?q=${user.username}`)).body.data).toHaveLength(0);
     expect(

@@ -28,7 +28,7 @@
  */
 import { hash } from 'node:crypto';
 import type { ServiceContext } from '../services/context.js';
-import { type KeptAnswer, type StampedCaches, stampedCaches } from './stamped-caches.js';
+import { type Epochs, type KeptAnswer, type StampedCaches, stampedCaches } from './stamped-caches.js';
 
 export type { KeptAnswer } from './stamped-caches.js';
 
@@ -38,7 +38,7 @@ export class ReadView {
 
   constructor(
     caches: StampedCaches | null,
-    private readonly epoch = 0,
+    private readonly epochs: Epochs = { all: 0, accounts: 0 },
   ) {
     this.caches = caches;
   }
@@ -60,33 +60,54 @@ export class ReadView {
   answer(key: string): { hit: KeptAnswer | undefined; keep: ((answer: KeptAnswer) => void) | null } {
     const caches = this.caches;
     if (!caches) return { hit: undefined, keep: null };
-    const hit = caches.answer(key, this.epoch);
-    if (hit || !caches.seenBefore(key, this.epoch)) return { hit, keep: null };
+    const epoch = this.epochs.all;
+    const hit = caches.answer(key, epoch);
+    if (hit || !caches.seenBefore(key, epoch)) return { hit, keep: null };
     return {
       hit,
       // Checked again when keeping: a write in between would make the answer span two states.
       keep: (answer) => {
-        if (this.caches) caches.keepAnswer(key, this.epoch, answer);
+        if (this.caches) caches.keepAnswer(key, epoch, answer);
       },
     };
   }
 
   /**
-   * A token lookup's hit kept under this request's stamp, and a function that keeps the one found now.
-   * Only hits are kept: a token created later is never answered by a kept miss. Entries are keyed by a
-   * hash of the token, so no token text stays in memory. As with answers, a token is kept only when it
+   * A token lookup's hit kept under this request's account stamp, and a function that keeps the one found
+   * now. Only hits are kept: a token created later is never answered by a kept miss. Entries are keyed by
+   * a hash of the token, so no token text stays in memory. As with answers, a token is kept only when it
    * missed before in this epoch (cache/seen-keys.ts).
    */
   token<T extends object>(token: string): { hit: T | undefined; keep: (hit: T) => void } {
     const caches = this.caches;
     if (!caches) return NOTHING_KEPT;
     const key = hash('sha256', token, 'base64');
-    const hit = caches.token<T>(key, this.epoch);
-    if (hit || !caches.seenBefore(key, this.epoch)) return { hit, keep: keepNothing };
+    const epoch = this.epochs.accounts;
+    const hit = caches.token<T>(key, epoch);
+    if (hit || !caches.seenBefore(key, epoch)) return { hit, keep: keepNothing };
     return {
       hit,
       keep: (found) => {
-        if (this.caches) caches.keepToken(key, this.epoch, found);
+        if (this.caches) caches.keepToken(key, epoch, found);
+      },
+    };
+  }
+
+  /**
+   * The user row named `lowerName` kept under this request's account stamp, and a function that keeps
+   * the one read now; the same rules as for tokens (only rows that exist, kept on a second miss).
+   */
+  user<T extends object>(lowerName: string): { hit: T | undefined; keep: (row: T) => void } {
+    const caches = this.caches;
+    if (!caches) return NOTHING_KEPT;
+    const key = `user\n${lowerName}`;
+    const epoch = this.epochs.accounts;
+    const hit = caches.user<T>(key, epoch);
+    if (hit || !caches.seenBefore(key, epoch)) return { hit, keep: keepNothing };
+    return {
+      hit,
+      keep: (row) => {
+        if (this.caches) caches.keepUser(key, epoch, row);
       },
     };
   }
@@ -107,5 +128,6 @@ export async function openReadView(ctx: ServiceContext, method: string): Promise
   if (method !== 'GET' && method !== 'HEAD') return NO_READ_CACHE;
   const caches = stampedCaches(ctx.db, ctx.config);
   if (!caches) return NO_READ_CACHE;
-  return new ReadView(caches, await caches.currentEpoch());
+  const epochs = await caches.currentEpochs();
+  return epochs ? new ReadView(caches, epochs) : NO_READ_CACHE;
 }

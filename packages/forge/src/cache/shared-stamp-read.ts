@@ -9,15 +9,15 @@
  * arriving meanwhile shares that next query. At most two queries are outstanding; a reader waits at most
  * about two round trips.
  */
-export class SharedStampRead {
+export class SharedStampRead<T> {
   /** The query in flight, if any. */
-  private sent: Promise<string> | null = null;
+  private sent: Promise<T> | null = null;
   /** The query the readers who arrived while `sent` was in flight wait for; not sent yet. */
-  private next: Promise<string> | null = null;
+  private next: Promise<T> | null = null;
 
-  constructor(private readonly query: () => Promise<string>) {}
+  constructor(private readonly query: () => Promise<T>) {}
 
-  read(): Promise<string> {
+  read(): Promise<T> {
     const inFlight = this.sent;
     if (inFlight === null) return this.send();
     if (this.next === null) {
@@ -30,7 +30,7 @@ export class SharedStampRead {
     return this.next;
   }
 
-  private send(): Promise<string> {
+  private send(): Promise<T> {
     const query = this.query();
     this.sent = query;
     const done = () => {

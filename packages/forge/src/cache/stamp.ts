@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import {
+  type ChangeStamp,
   hasChangeStamp,
   isRoundTripChangeStamp,
   readChangeStamp,
@@ -11,9 +12,9 @@ import { SharedStampRead } from './shared-stamp-read.js';
 /** How a database handle's change stamp (store/change-stamp.ts) is read for the caches. */
 export interface StampSource {
   /** The stamp read synchronously (SQLite outside a transaction); undefined when it cannot be. */
-  now(): string | undefined;
+  now(): ChangeStamp | undefined;
   /** The stamp, read by a statement sent after this call (PostgreSQL: a shared round trip). */
-  read(): Promise<string | undefined>;
+  read(): Promise<ChangeStamp | undefined>;
 }
 
 const sources = new WeakMap<Kysely<Database>, StampSource>();
@@ -24,9 +25,7 @@ export function stampSource(db: Kysely<Database>): StampSource | null {
   let source = sources.get(db);
   if (!source) {
     // PostgreSQL: concurrent readers share round trips, each trusting only a query sent after it asked.
-    const shared = isRoundTripChangeStamp(db)
-      ? new SharedStampRead(async () => (await readChangeStamp(db)) ?? '')
-      : null;
+    const shared = isRoundTripChangeStamp(db) ? new SharedStampRead(async () => readChangeStamp(db)) : null;
     source = {
       now: () => readChangeStampNow(db),
       read: shared ? () => shared.read() : () => readChangeStamp(db),

@@ -14,7 +14,8 @@ export interface KeptAnswer {
 const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 /** Roughly what an entry costs besides its key and body (map slots, entry object, header pairs). */
 const ENTRY_OVERHEAD_BYTES = 128;
-const MAX_KEPT_TOKENS = 10_000;
+
+const MAX_KEPT_LOOKUPS = 10_000;
 
 /** A kept value and the epoch it was kept in: it is found only while that epoch is current. */
 interface Kept<V> {
@@ -23,16 +24,40 @@ interface Kept<V> {
 }
 
 /**
- * One database handle's (and config's) kept reads and the stamp they were read under. Every change of the
- * stamp starts a new epoch; an entry is kept only by a request whose stamp is still the current epoch's,
- * and found only by one whose stamp is. Entries of past epochs are never found again (a stamp never comes
- * back) and make room as the LRU evicts them. The caches themselves live as long as the handle: starting
- * each epoch with new ones cost ~5 % of the CPU of a workload with a write every few milliseconds (the
- * token LRU allocates its `max` slots up front; profile in the issue-35 closing note).
+ * The epochs of one request's stamp (store/change-stamp.ts): `all` moves with any change and tags kept
+ * answers; `accounts` moves with changes to users, tokens and tokens' repositories only and tags kept
+ * token and user lookups, which a write elsewhere (a release, a repository) then leaves in place.
+ */
+export interface Epochs {
+  all: number;
+  accounts: number;
+}
+
+/** Numbers the distinct values a stamp takes, in the order they are seen: the current one is the epoch. */
+class EpochCounter {
+  private stamp: string | undefined;
+  current = 0;
+
+  enter(stamp: string): number {
+    if (stamp !== this.stamp) {
+      this.stamp = stamp;
+      this.current += 1;
+    }
+    return this.current;
+  }
+}
+
+/**
+ * One database handle's (and config's) kept reads and the stamps they were read under. Every change of a
+ * stamp starts a new epoch of that grain; an entry is kept only by a request whose stamp is still the
+ * current epoch's, and found only by one whose stamp is. Entries of past epochs are never found again (a
+ * stamp never comes back) and make room as the LRU evicts them. The caches themselves live as long as
+ * the handle: starting each epoch with new ones cost ~5 % of the CPU of a workload with a write every few
+ * milliseconds (the LRUs allocate their `max` slots up front; profile in the issue-35 closing note).
  */
 export class StampedCaches {
-  private stamp: string | undefined;
-  private epoch = 0;
+  private readonly all = new EpochCounter();
+  private readonly accounts = new EpochCounter();
   // Keys count against the budget too: they hold the request's URL, up to the HTTP parser's header
   // limit, so small answers under long URLs (`?x=<16 kB>`) cannot exceed the budget many times over.
   private readonly answers = new LRUCache<string, Kept<KeptAnswer>>({
@@ -41,27 +66,21 @@ export class StampedCaches {
     sizeCalculation: ({ value }, key) =>
       value.body.length + 64 * value.headers.length + key.length + ENTRY_OVERHEAD_BYTES,
   });
-  private readonly tokens = new LRUCache<string, Kept<object>>({ max: MAX_KEPT_TOKENS });
+  private readonly tokens = new LRUCache<string, Kept<object>>({ max: MAX_KEPT_LOOKUPS });
+  private readonly users = new LRUCache<string, Kept<object>>({ max: MAX_KEPT_LOOKUPS });
   private readonly seen = new SeenKeys();
 
   constructor(private readonly source: StampSource) {}
 
-  /** The epoch of the stamp read now: synchronously when it can be (SQLite), else one round trip. */
-  async currentEpoch(): Promise<number> {
-    const now = this.source.now();
-    return this.enter(now !== undefined ? now : await this.source.read());
-  }
-
-  private enter(stamp: string | undefined): number {
-    if (stamp !== this.stamp) {
-      this.stamp = stamp;
-      this.epoch += 1;
-    }
-    return this.epoch;
+  /** The epochs of the stamp read now: synchronously when it can be (SQLite), else one round trip. */
+  async currentEpochs(): Promise<Epochs | null> {
+    const stamp = this.source.now() ?? (await this.source.read());
+    if (stamp === undefined) return null;
+    return { all: this.all.enter(stamp.all), accounts: this.accounts.enter(stamp.accounts) };
   }
 
   answer(key: string, epoch: number): KeptAnswer | undefined {
-    return found(this.answers.get(key), epoch, this.epoch);
+    return found(this.answers.get(key), epoch, this.all.current);
   }
 
   /** Whether an entry missed under `key` is worth keeping: the key missed before in this epoch (cache/seen-keys.ts). */
@@ -70,15 +89,23 @@ export class StampedCaches {
   }
 
   keepAnswer(key: string, epoch: number, answer: KeptAnswer): void {
-    if (epoch === this.epoch) this.answers.set(key, { epoch, value: answer });
+    if (epoch === this.all.current) this.answers.set(key, { epoch, value: answer });
   }
 
   token<T extends object>(key: string, epoch: number): T | undefined {
-    return found(this.tokens.get(key), epoch, this.epoch) as T | undefined;
+    return found(this.tokens.get(key), epoch, this.accounts.current) as T | undefined;
   }
 
   keepToken<T extends object>(key: string, epoch: number, hit: T): void {
-    if (epoch === this.epoch) this.tokens.set(key, { epoch, value: hit });
+    if (epoch === this.accounts.current) this.tokens.set(key, { epoch, value: hit });
+  }
+
+  user<T extends object>(key: string, epoch: number): T | undefined {
+    return found(this.users.get(key), epoch, this.accounts.current) as T | undefined;
+  }
+
+  keepUser<T extends object>(key: string, epoch: number, row: T): void {
+    if (epoch === this.accounts.current) this.users.set(key, { epoch, value: row });
   }
 }
 

@@ -16,6 +16,7 @@ import {
   tokenRepositoryIds,
   tokensRepositories,
 } from '../store/tokens.js';
+import { findUserByLowerName } from '../store/users.js';
 import { nowUnix, type ServiceContext } from './context.js';
 import { getRepoPermission } from './permissions.js';
 import { flushTokenUses, noteTokenUse } from './token-use.js';
@@ -128,9 +129,10 @@ export interface ResolvedToken extends TokenCandidate {
 
 /**
  * The token and its owner for a presented token, or null when it is unknown or malformed. With
- * `pathUser`, that user is read in the same statement and stored in it (not when the hit was kept).
- * A hit is kept in the read cache while the database is unchanged (cache/read-view.ts): a revoked token, a
- * deleted or changed owner or a changed scope changes the database, so the next use reads it again.
+ * `pathUser`, that user is read too and stored in it: in the same statement as the token, or, when the
+ * token's hit was kept, from the kept user rows (a statement of its own on a miss).
+ * Hits are kept under the request's account stamp (cache/read-view.ts): a revoked token, a deleted or
+ * changed user or a changed scope moves it, so the next use reads them again.
  */
 export async function resolveAccessToken(
   ctx: ServiceContext,
@@ -139,8 +141,6 @@ export async function resolveAccessToken(
   view: ReadView = NO_READ_CACHE,
 ): Promise<ResolvedToken | null> {
   if (!TOKEN_SHAPE.test(token)) return null;
-  // Kept with a path user too: a kept token and then a kept answer serve a repeated request without a
-  // statement (`GET /users/{u}` with a token); the path user is read by the handler only on a miss.
   const kept = view.token<ResolvedToken>(token);
   let hit = kept.hit;
   if (!hit) {
@@ -149,6 +149,7 @@ export async function resolveAccessToken(
       const found = await findTokenCredentialsAndUser(ctx.db, token.slice(-8), pathUser.lowerName);
       candidates = found.candidates;
       if (found.named !== undefined) pathUser.row = found.named;
+      if (found.named) view.user<UserRow>(pathUser.lowerName).keep(found.named);
     } else {
       candidates = await findTokenCredentialsByLastEight(ctx.db, token.slice(-8));
     }
@@ -160,8 +161,23 @@ export async function resolveAccessToken(
         ? { ...match, repositories: new Set(await tokenRepositoryIds(ctx.db, match.token.id)) }
         : match;
     kept.keep(hit);
+  } else if (pathUser) {
+    pathUser.row = await keptUserNamed(ctx, view, pathUser.lowerName);
   }
   // Gitea bumps updated_unix on use; noted here and written within a minute (services/token-use.ts).
   noteTokenUse(ctx, hit.token.id, hit.token.updated_unix, nowUnix());
   return hit;
+}
+
+/** The user named `lowerName` (null when there is none), from the view's kept rows when it can be. */
+async function keptUserNamed(
+  ctx: ServiceContext,
+  view: ReadView,
+  lowerName: string,
+): Promise<UserRow | null> {
+  const kept = view.user<UserRow>(lowerName);
+  if (kept.hit) return kept.hit;
+  const row = await findUserByLowerName(ctx.db, lowerName);
+  if (row) kept.keep(row);
+  return row ?? null;
 }

@@ -3,18 +3,39 @@ import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
 
 /**
- * A SQLite database's change stamp: `PRAGMA data_version` (moves when another connection, in any
- * process, commits; not for this connection's own commits) and `total_changes()` (every row this
- * connection inserted, updated or deleted, rows changed by triggers and foreign key actions included).
- * Equal stamps on one connection mean no data changed in between. See cache/read-view.ts.
+ * A database's change stamp, in two grains. Equal stamps on one connection mean no data (of that grain)
+ * changed in between; a stamp never comes back once it moved. See cache/read-view.ts.
  */
-const STAMP_SQL = "SELECT data_version || ':' || total_changes() AS stamp FROM pragma_data_version";
+export interface ChangeStamp {
+  /** Moves with every committed change. */
+  all: string;
+  /**
+   * Moves with every committed change to users, access tokens and tokens' repository lists: the account
+   * generation (migration 016, bumped by triggers in the writing transaction). When its row is missing
+   * (an operator deleted it) this is `all`, so nothing kept under it can outlive a change.
+   */
+  accounts: string;
+}
+
+/** The generation, read in the same statement as the rest of the stamp (one snapshot on PostgreSQL). */
+const ACCOUNTS_SQL = '(SELECT generation FROM account_generation WHERE id = 1)';
+
+/**
+ * SQLite: `PRAGMA data_version` (moves when another connection, in any process, commits; not for this
+ * connection's own commits) and `total_changes()` (every row this connection inserted, updated or
+ * deleted, rows changed by triggers and foreign key actions included), and the account generation.
+ */
+const STAMP_SQL = `SELECT data_version || ':' || total_changes() AS stamp, ${ACCOUNTS_SQL} AS accounts FROM pragma_data_version`;
+
+function stampOf(all: string, accounts: unknown): ChangeStamp {
+  return { all, accounts: accounts === null || accounts === undefined ? `all:${all}` : String(accounts) };
+}
 
 interface StampReader {
   /** The stamp read directly, or undefined while a transaction is open on the connection. */
-  direct(): string | undefined;
+  direct(): ChangeStamp | undefined;
   /** The same statement queued behind Kysely's other statements (after an open transaction ends). */
-  queued: CompiledQuery<{ stamp: string }>;
+  queued: CompiledQuery<{ stamp: string; accounts: unknown }>;
   /** PostgreSQL: every read is a round trip (cache/stamp.ts shares them between concurrent readers). */
   roundTrip: boolean;
 }
@@ -26,11 +47,14 @@ const directReaders = new WeakSet<Kysely<Database>>();
 /** Registers the connection behind a SQLite Kysely handle (store/database.ts does, on opening). */
 export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqlite3.Database): void {
   // Two statements instead of STAMP_SQL's one: `PRAGMA data_version` direct is cheaper than going through
-  // the pragma_data_version table-valued function (about 1 µs of a ~60 µs cache hit), and
-  // total_changes() reads no table. Nothing else runs on this connection between the two synchronous
-  // calls, so the pair is the same value STAMP_SQL reads (same "data_version:total_changes" text).
-  const dataVersion = connection.prepare('PRAGMA data_version').pluck();
-  const totalChanges = connection.prepare('SELECT total_changes()').pluck();
+  // the pragma_data_version table-valued function (about 1 µs of a ~60 µs cache hit), and the second
+  // reads no table but the one-row generation. Nothing else runs on this connection between the two
+  // synchronous calls, so the pair is the value STAMP_SQL reads. Prepared on first use: the generation
+  // table exists only once the migrations have run, after this registration.
+  let statements: {
+    dataVersion: BetterSqlite3.Statement;
+    changesAndAccounts: BetterSqlite3.Statement;
+  } | null = null;
   directReaders.add(db);
   readers.set(db, {
     // Outside a transaction every change this connection made is committed, so reading the stamp
@@ -39,12 +63,18 @@ export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqli
     direct: () => {
       if (connection.inTransaction) return undefined;
       try {
-        return `${dataVersion.get() as number}:${totalChanges.get() as number}`;
+        statements ??= {
+          dataVersion: connection.prepare('PRAGMA data_version').pluck(),
+          changesAndAccounts: connection.prepare(`SELECT total_changes(), ${ACCOUNTS_SQL}`).raw(),
+        };
+        const dataVersion = statements.dataVersion.get() as number;
+        const [changes, accounts] = statements.changesAndAccounts.get() as [number, unknown];
+        return stampOf(`${dataVersion}:${changes}`, accounts);
       } catch {
         return undefined;
       }
     },
-    queued: sql<{ stamp: string }>`${sql.raw(STAMP_SQL)}`.compile(db),
+    queued: sql<{ stamp: string; accounts: unknown }>`${sql.raw(STAMP_SQL)}`.compile(db),
     roundTrip: false,
   });
 }
@@ -58,25 +88,28 @@ export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqli
  * it), so a stamp read earlier but answered later (concurrent round trips) is never taken for a newer one.
  */
 export function registerPostgresStamp(db: Kysely<Database>): void {
-  const queued = sql<{ stamp: string }>`SELECT pg_current_snapshot()::text AS stamp`.compile(db);
+  const queued = sql<{
+    stamp: string;
+    accounts: unknown;
+  }>`SELECT pg_current_snapshot()::text AS stamp, ${sql.raw(ACCOUNTS_SQL)} AS accounts`.compile(db);
   readers.set(db, { direct: () => undefined, queued, roundTrip: true });
 }
 
 /** The change stamp of a handle opened by openDatabase; undefined for any other handle. */
-export async function readChangeStamp(db: Kysely<Database>): Promise<string | undefined> {
+export async function readChangeStamp(db: Kysely<Database>): Promise<ChangeStamp | undefined> {
   const reader = readers.get(db);
   if (!reader) return undefined;
   const stamp = reader.direct();
   if (stamp !== undefined) return stamp;
   const { rows } = await db.executeQuery(reader.queued);
-  return rows[0]!.stamp;
+  return stampOf(rows[0]!.stamp, rows[0]!.accounts);
 }
 
 /**
  * The change stamp read synchronously, when it can be (SQLite outside a transaction); undefined otherwise
  * (PostgreSQL, an open transaction, any other handle). Same value readChangeStamp reads.
  */
-export function readChangeStampNow(db: Kysely<Database>): string | undefined {
+export function readChangeStampNow(db: Kysely<Database>): ChangeStamp | undefined {
   return readers.get(db)?.direct();
 }
 

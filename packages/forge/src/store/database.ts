@@ -26,6 +26,7 @@ import { activityGenerationsMigration } from './migrations/012_activity_generati
 import { webhooksMigration } from './migrations/013_webhooks.js';
 import { accessTokenRepositoriesMigration } from './migrations/014_access_token_repositories.js';
 import { refJournalMigration } from './migrations/015_ref_journal.js';
+import { accountGenerationMigration } from './migrations/016_account_generation.js';
 import { preparedStatementPool } from './prepared-pool.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -106,6 +107,7 @@ export function forgeMigrations(dialect: DialectName): Record<string, Migration>
     '013_webhooks': webhooksMigration(dialect),
     '014_access_token_repositories': accessTokenRepositoriesMigration(),
     '015_ref_journal': refJournalMigration(dialect),
+    '016_account_generation': accountGenerationMigration(dialect),
   };
 }
 

@@ -46,15 +46,18 @@ const directReaders = new WeakSet<Kysely<Database>>();
 
 /** Registers the connection behind a SQLite Kysely handle (store/database.ts does, on opening). */
 export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqlite3.Database): void {
-  // Two statements instead of STAMP_SQL's one: `PRAGMA data_version` direct is cheaper than going through
-  // the pragma_data_version table-valued function (about 1 µs of a ~60 µs cache hit), and the second
-  // reads no table but the one-row generation. Nothing else runs on this connection between the two
-  // synchronous calls, so the pair is the value STAMP_SQL reads. Prepared on first use: the generation
-  // table exists only once the migrations have run, after this registration.
+  // Statements instead of STAMP_SQL's one: `PRAGMA data_version` direct is cheaper than going through the
+  // pragma_data_version table-valued function, and total_changes() reads no table. The account
+  // generation does read one (a read transaction of its own, ~2 µs), so it is read only when the rest
+  // moved: while `data_version:total_changes` is unchanged nothing committed, so the generation read
+  // with it last is still the one. Nothing else runs on this connection during these synchronous calls.
+  // Prepared on first use: the generation table exists only once the migrations ran, after this call.
   let statements: {
     dataVersion: BetterSqlite3.Statement;
-    changesAndAccounts: BetterSqlite3.Statement;
+    totalChanges: BetterSqlite3.Statement;
+    accounts: BetterSqlite3.Statement;
   } | null = null;
+  let last: ChangeStamp | undefined;
   directReaders.add(db);
   readers.set(db, {
     // Outside a transaction every change this connection made is committed, so reading the stamp
@@ -65,11 +68,12 @@ export function registerSqliteStamp(db: Kysely<Database>, connection: BetterSqli
       try {
         statements ??= {
           dataVersion: connection.prepare('PRAGMA data_version').pluck(),
-          changesAndAccounts: connection.prepare(`SELECT total_changes(), ${ACCOUNTS_SQL}`).raw(),
+          totalChanges: connection.prepare('SELECT total_changes()').pluck(),
+          accounts: connection.prepare(`SELECT ${ACCOUNTS_SQL}`).pluck(),
         };
-        const dataVersion = statements.dataVersion.get() as number;
-        const [changes, accounts] = statements.changesAndAccounts.get() as [number, unknown];
-        return stampOf(`${dataVersion}:${changes}`, accounts);
+        const all = `${statements.dataVersion.get() as number}:${statements.totalChanges.get() as number}`;
+        if (last?.all !== all) last = stampOf(all, statements.accounts.get());
+        return last;
       } catch {
         return undefined;
       }

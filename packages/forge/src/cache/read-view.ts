@@ -18,8 +18,8 @@
  * read synchronously outside transactions (a commit by any process, or any row this connection
  * changed, moves it); on PostgreSQL the server's current snapshot, one round trip that concurrent
  * requests share (cache/shared-stamp-read.ts), each trusting only a query sent after it asked. Equal
- * stamps mean no commit in between; a stamp never comes back once it moved. Read with it, in the same
- * statement: the account generation (migration 016), which triggers move with every change to users,
+ * stamps mean no commit in between; a stamp never comes back once it moved. Read with it (in its statement on
+ * PostgreSQL): the account generation (migration 016), which triggers move with every change to users,
  * tokens and tokens' repositories. Token and user lookups are tagged with that finer part of the same
  * stamp — read first like the rest — so writes to other tables leave them in place.
  *

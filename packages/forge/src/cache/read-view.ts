@@ -78,39 +78,36 @@ export class ReadView {
   /**
    * A token lookup's hit kept under this request's account stamp, and a function that keeps the one found
    * now. Only hits are kept: a token created later is never answered by a kept miss. Entries are keyed by
-   * a hash of the token, so no token text stays in memory. As with answers, a token is kept only when it
-   * missed before in this epoch (cache/seen-keys.ts).
+   * a hash of the token, so no token text stays in memory.
    */
   token<T extends object>(token: string): { hit: T | undefined; keep: (hit: T) => void } {
-    const caches = this.caches;
-    if (!caches) return NOTHING_KEPT;
-    const key = hash('sha256', token, 'base64');
-    const epoch = this.epochs.accounts;
-    const hit = caches.token<T>(key, epoch);
-    if (hit || !caches.seenBefore(key, epoch)) return { hit, keep: keepNothing };
-    return {
-      hit,
-      keep: (found) => {
-        if (this.caches) caches.keepToken(key, epoch, found);
-      },
-    };
+    if (!this.caches) return NOTHING_KEPT;
+    return this.accountLookup<T>('tokens', hash('sha256', token, 'base64'));
+  }
+
+  /** The user row named `lowerName` kept under this request's account stamp; the same rules as for tokens. */
+  user<T extends object>(lowerName: string): { hit: T | undefined; keep: (row: T) => void } {
+    if (!this.caches) return NOTHING_KEPT;
+    return this.accountLookup<T>('users', lowerName);
   }
 
   /**
-   * The user row named `lowerName` kept under this request's account stamp, and a function that keeps
-   * the one read now; the same rules as for tokens (only rows that exist, kept on a second miss).
+   * A lookup kept under the account stamp. Kept on its first miss, unlike answers (no doorkeeper): keeping
+   * stores a reference to rows read anyway, with nothing copied, and an account epoch outlives every write
+   * to other tables, so a lookup kept now is found by the next request with the same credential or name.
    */
-  user<T extends object>(lowerName: string): { hit: T | undefined; keep: (row: T) => void } {
-    const caches = this.caches;
-    if (!caches) return NOTHING_KEPT;
-    const key = `user\n${lowerName}`;
+  private accountLookup<T extends object>(
+    kind: 'tokens' | 'users',
+    key: string,
+  ): { hit: T | undefined; keep: (value: T) => void } {
+    const caches = this.caches!;
     const epoch = this.epochs.accounts;
-    const hit = caches.user<T>(key, epoch);
-    if (hit || !caches.seenBefore(key, epoch)) return { hit, keep: keepNothing };
+    const hit = caches.lookup<T>(kind, key, epoch);
+    if (hit) return { hit, keep: keepNothing };
     return {
       hit,
-      keep: (row) => {
-        if (this.caches) caches.keepUser(key, epoch, row);
+      keep: (value) => {
+        if (this.caches) caches.keepLookup(kind, key, epoch, value);
       },
     };
   }

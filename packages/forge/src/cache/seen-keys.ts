@@ -1,5 +1,5 @@
 /**
- * The kept answers' and tokens' doorkeeper. Most keys of a varied workload (an answer per URL and caller: 10 000 users
+ * The kept answers' doorkeeper. Most keys of a varied workload (an answer per URL and caller: 10 000 users
  * each reading other users' profiles) are asked for once, and keeping such an answer — copying it into the
  * LRU, evicting another for it, collecting both later — cost more than the rare hit repaid: 25–30 % more
  * CPU per request than caches off on the varied token lookup (bench/cache-cpu.ts). So an entry is kept
@@ -8,6 +8,8 @@
  * it is pure cost. This table remembers a 32-bit hash of each key and epoch that missed, one per slot,
  * 65 536 slots (256 KiB). Only admission depends on it: a collision can admit an answer early or
  * skip one, never serve one (a kept answer is still found by its full key, under the request's stamp).
+ * Token and user lookups pass no doorkeeper (cache/read-view.ts): their account epoch outlives writes
+ * elsewhere, and keeping one copies nothing.
  */
 const SLOTS = 1 << 16;
 

@@ -92,20 +92,13 @@ export class StampedCaches {
     if (epoch === this.all.current) this.answers.set(key, { epoch, value: answer });
   }
 
-  token<T extends object>(key: string, epoch: number): T | undefined {
-    return found(this.tokens.get(key), epoch, this.accounts.current) as T | undefined;
+  /** A kept token or user lookup, found only in the account epoch it was kept in. */
+  lookup<T extends object>(kind: 'tokens' | 'users', key: string, epoch: number): T | undefined {
+    return found(this[kind].get(key), epoch, this.accounts.current) as T | undefined;
   }
 
-  keepToken<T extends object>(key: string, epoch: number, hit: T): void {
-    if (epoch === this.accounts.current) this.tokens.set(key, { epoch, value: hit });
-  }
-
-  user<T extends object>(key: string, epoch: number): T | undefined {
-    return found(this.users.get(key), epoch, this.accounts.current) as T | undefined;
-  }
-
-  keepUser<T extends object>(key: string, epoch: number, row: T): void {
-    if (epoch === this.accounts.current) this.users.set(key, { epoch, value: row });
+  keepLookup<T extends object>(kind: 'tokens' | 'users', key: string, epoch: number, value: T): void {
+    if (epoch === this.accounts.current) this[kind].set(key, { epoch, value });
   }
 }
 

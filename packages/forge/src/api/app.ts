@@ -111,10 +111,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The auth chain runs before every API route, so route groups only read `request.auth`.
   app.addHook('onRequest', async (request, reply) => {
     request.auth = ANONYMOUS;
-    const { skipApiAuth, pathUser } = request.routeOptions.config;
+    const { skipApiAuth, pathUser, keepsAnswers } = request.routeOptions.config;
     if (skipApiAuth) return;
     // The request's one stamp, read before anything else it reads (the caller first of all).
-    request.readView = await openReadView(ctx, request.method);
+    const query = request.query as Record<string, unknown>;
+    request.readView = await openReadView(ctx, {
+      method: request.method,
+      keepsAnswers: keepsAnswers === true,
+      mayPresentToken:
+        request.headers.authorization !== undefined ||
+        query.token !== undefined ||
+        query.access_token !== undefined,
+    });
     if (pathUser) {
       const name = (request.params as Record<string, string | undefined>)[pathUser];
       if (name !== undefined) request.pathUser = { lowerName: name.toLowerCase() };

@@ -91,7 +91,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<ApiRouteOptions> = async (ap
     // The token lookup reads the user in the path too (one statement instead of two).
     {
       ...kept,
-      config: { pathUser: 'username' },
+      config: { ...kept.config, pathUser: 'username' },
       schema: { params: UsernameParams, response: { 200: UserSchema } },
     },
     async (request) => {

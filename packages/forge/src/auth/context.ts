@@ -40,6 +40,8 @@ declare module 'fastify' {
      * then looked up together with that user, in one statement (see PathUser).
      */
     pathUser?: string;
+    /** The route keeps answers (set by cache/kept-answers.ts): its requests read the cache stamp. */
+    keepsAnswers?: boolean;
   }
   interface FastifyRequest {
     /** The user named by the route's `pathUser` parameter, when the route declares one. */

@@ -37,7 +37,11 @@ function answerKey(request: FastifyRequest): string | null {
  * authentication and the plugin's token-scope hooks, so those still refuse as before. Only for routes
  * whose answers derive purely from database rows and config: nothing from the clock or git.
  */
-export function keptAnswers(): { onRequest: onRequestAsyncHookHandler; onSend: onSendHookHandler } {
+export function keptAnswers(): {
+  onRequest: onRequestAsyncHookHandler;
+  onSend: onSendHookHandler;
+  config: { keepsAnswers: true };
+} {
   const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     const view: ReadView | undefined = request.readView;
     if (!view?.enabled) return;
@@ -67,5 +71,6 @@ export function keptAnswers(): { onRequest: onRequestAsyncHookHandler; onSend: o
     }
     done(null, payload);
   };
-  return { onRequest: onRequest as onRequestAsyncHookHandler, onSend };
+  // The config flag makes api/app.ts read the stamp for the route's requests (cache/read-view.ts).
+  return { onRequest: onRequest as onRequestAsyncHookHandler, onSend, config: { keepsAnswers: true } };
 }

@@ -119,13 +119,26 @@ const NOTHING_KEPT = { hit: undefined, keep: keepNothing };
 /** A view that finds and keeps nothing: caches off, a request that writes, callers outside a request. */
 export const NO_READ_CACHE = new ReadView(null);
 
+/** What openReadView needs to know of a request: whether anything in it could find or keep a read. */
+export interface ReadViewRequest {
+  method: string;
+  /** The route keeps answers (cache/kept-answers.ts marks it in its config). */
+  keepsAnswers: boolean;
+  /** The request carries a credential that may be an access token (header or query): a token lookup. */
+  mayPresentToken: boolean;
+}
+
 /**
  * Opens a request's view, reading its stamp now. Call it first, before the request reads anything else
  * (api/app.ts does, ahead of authentication). Only GET and HEAD requests find or keep anything: a request
- * that writes could not keep what it read anyway, and PostgreSQL's stamp then costs no round trip.
+ * that writes could not keep what it read anyway. And only a request that could use a cache reads the
+ * stamp — a route that keeps answers, or a credential that may be a token: any other request (`/version`,
+ * an anonymous page) would find and keep nothing, so on PostgreSQL it saves a round trip. A cache used
+ * outside these two cases would get NO_READ_CACHE there: no kept read, never a stale one.
  */
-export async function openReadView(ctx: ServiceContext, method: string): Promise<ReadView> {
-  if (method !== 'GET' && method !== 'HEAD') return NO_READ_CACHE;
+export async function openReadView(ctx: ServiceContext, request: ReadViewRequest): Promise<ReadView> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return NO_READ_CACHE;
+  if (!request.keepsAnswers && !request.mayPresentToken) return NO_READ_CACHE;
   const caches = stampedCaches(ctx.db, ctx.config);
   if (!caches) return NO_READ_CACHE;
   const epochs = await caches.currentEpochs();

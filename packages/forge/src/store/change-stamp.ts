@@ -17,7 +17,7 @@ export interface ChangeStamp {
   accounts: string;
 }
 
-/** The generation, read in the same statement as the rest of the stamp (one snapshot on PostgreSQL). */
+/** The account generation: on PostgreSQL in the stamp's statement (one snapshot), on SQLite right after it. */
 const ACCOUNTS_SQL = '(SELECT generation FROM account_generation WHERE id = 1)';
 
 /**

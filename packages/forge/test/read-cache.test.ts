@@ -116,7 +116,7 @@ describe(`reads kept while the database is unchanged (${testingPostgres() ? 'Pos
     const reader = await forge.createUser();
     const token = await forge.createToken(reader, ['read:user'], 'path-user');
     const target = await forge.createUser({ fullName: 'Path User' });
-    // Kept on the second miss: the third request finds the token and the user without a statement.
+    // The token and the user are kept by the first request; later ones find both without a statement.
     expect((await warmed(`/users/${target.username}`, token)).body.full_name).toBe('Path User');
     // A write to a repository moves the database-wide stamp, not the account generation: still correct.
     const edit = await forge.request('PATCH', repo.path, {

@@ -5,18 +5,17 @@
  * on with it) and photographs it when it ends.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeJpeg } from './camera-frames.js';
+import { serveInChild } from './child-service.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
 import { HttpCamera } from './sim/http-camera.js';
 import { MoonrakerSim } from './sim/moonraker.js';
 import { testDatabaseUrl } from './test-database.js';
 
-const cli = new URL('../src/cli.ts', import.meta.url).pathname;
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
@@ -65,31 +64,6 @@ async function photoOf(api: MachineApiUnderTest, id: string): Promise<Buffer> {
   );
 }
 
-/** `machine-api serve` as an operator runs it, on `dir`'s configuration and data dir (to be killed). */
-async function serveInChild(dir: string): Promise<{ child: ChildProcess; url: string }> {
-  const databaseUrl = await testDatabaseUrl(dir);
-  // biome-ignore format: each option beside its value
-  const args = [
-    '--import', 'tsx', cli, 'serve', '--json',
-    '--config', join(dir, 'machine-api.toml'), '--bind', '127.0.0.1:0', '--data-dir', join(dir, 'data'),
-    ...(databaseUrl ? ['--database-url', databaseUrl] : []),
-  ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  cleanup.push(() => void child.kill('SIGKILL'));
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const url = await waitFor(() => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], {
-    timeoutMs: 60_000,
-    what: `the service to listen (output: ${output})`,
-  });
-  return { child, url };
-}
-
 describe('job photos across a restart', () => {
   it('photographs a print the service left on its printer when it was stopped', async () => {
     const { toml, camera } = await printerWithWebcam();
@@ -114,7 +88,12 @@ describe('job photos across a restart', () => {
     const dir = await mkdtemp(join(tmpdir(), 'machine-api-photo-crash-'));
     cleanup.push(() => rm(dir, { recursive: true, force: true }));
     await writeFile(join(dir, 'machine-api.toml'), toml);
-    const first = await serveInChild(dir);
+    const first = await serveInChild({
+      config: join(dir, 'machine-api.toml'),
+      dataDir: join(dir, 'data'),
+      databaseUrl: await testDatabaseUrl(dir),
+    });
+    cleanup.push(() => void first.child.kill('SIGKILL'));
     const id = await startPrint(first.url);
     const snapshotsBefore = camera.snapshots;
     first.child.kill('SIGKILL');

@@ -6,22 +6,20 @@
  * starter. No prusa-slicer outlives these tests.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killChildren, serveInChild } from './child-service.js';
 import { asciiStl, requirePrusaSlicer, sphere } from './design-fixtures.js';
 import { waitFor } from './harness.js';
 
-const cli = new URL('../src/cli.ts', import.meta.url).pathname;
 const generic = new URL('../profiles/generic-fdm-0.4.ini', import.meta.url).pathname;
 const BIG_BALL = asciiStl(sphere(40, 400, 500));
 
 let dir: string;
-const started: ChildProcess[] = [];
 const slicers: number[] = [];
 
 beforeAll(async () => {
@@ -35,7 +33,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of started) child.kill('SIGKILL');
+  killChildren();
   for (const pid of slicers) if (isSlicer(pid)) process.kill(pid, 'SIGKILL');
   await rm(dir, { recursive: true, force: true });
 });
@@ -62,38 +60,9 @@ function isSlicer(pid: number): boolean {
   }
 }
 
-/** Starts `machine-api serve` on a free port and resolves its URL once it listens. */
-async function serve(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      cli,
-      'serve',
-      '--json',
-      '--config',
-      join(dir, 'machine-api.toml'),
-      '--bind',
-      '127.0.0.1:0',
-      '--data-dir',
-      dataDir,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  started.push(child);
-  let output = '';
-  child.stdout!.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr!.on('data', (chunk) => {
-    output += chunk;
-  });
-  const url = await waitFor(() => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], {
-    timeoutMs: 60_000,
-    what: `the service to listen (output: ${output})`,
-  });
-  return { child, url };
+/** `machine-api serve` on this suite's configuration and `dataDir`, in a child process (test/child-service.ts). */
+function serve(dataDir: string) {
+  return serveInChild({ config: join(dir, 'machine-api.toml'), dataDir });
 }
 
 /** Starts a print of a design that takes PrusaSlicer a while, and resolves the slicer's pid. */

@@ -205,16 +205,7 @@ ftps_port = ${sim.ftpsPort}
   it('pauses, resumes and stops a print started on the printer itself through the machine controls', async () => {
     const sim = await BambuPrinterSim.start({ printTicks: 100_000 });
     open.sims.push(sim);
-    const api = await startMachineApi(`
-[machines.x1c]
-type = "Bambu"
-name = "${sim.name}"
-access_code = "${sim.accessCode}"
-host = "127.0.0.1"
-serial = "${sim.serial}"
-mqtt_port = ${sim.mqttPort}
-ftps_port = ${sim.ftpsPort}
-`);
+    const api = await startMachineApi(sim.machineToml('x1c'));
     open.apis.push(api);
     const client = await ContractClient.create(api.baseUrl);
     const stateOf = (body: unknown) => (body as { state: unknown }).state;

@@ -44,18 +44,9 @@ interface Printer {
 async function startPrinter(options: BambuSimOptions = {}, extraKeys = ''): Promise<Printer> {
   const sim = await BambuPrinterSim.start(options);
   open.sims.push(sim);
-  const api = await startMachineApi(`
-[machines.x1c]
-type = "Bambu"
-name = "${sim.name}"
-access_code = "${sim.accessCode}"
-host = "127.0.0.1"
-serial = "${sim.serial}"
-mqtt_port = ${sim.mqttPort}
-ftps_port = ${sim.ftpsPort}
-slicer = { type = "Prusa", config = "${PROFILE}" }
-${extraKeys}
-`);
+  const api = await startMachineApi(
+    sim.machineToml('x1c', `slicer = { type = "Prusa", config = "${PROFILE}" }\n${extraKeys}\n`),
+  );
   open.apis.push(api);
   const client = await ContractClient.create(api.baseUrl);
   await waitFor(

@@ -37,20 +37,7 @@ beforeAll(async () => {
     );
   }
   dir = await mkdtemp(join(tmpdir(), 'machine-api-bambu-restart-'));
-  toml = sims
-    .map(
-      (sim, i) => `
-[machines.x1c${i + 1}]
-type = "Bambu"
-name = "${sim.name}"
-access_code = "${sim.accessCode}"
-host = "127.0.0.1"
-serial = "${sim.serial}"
-mqtt_port = ${sim.mqttPort}
-ftps_port = ${sim.ftpsPort}
-`,
-    )
-    .join('');
+  toml = sims.map((sim, i) => sim.machineToml(`x1c${i + 1}`)).join('');
   await writeFile(join(dir, 'machine-api.toml'), toml);
 });
 

@@ -161,6 +161,23 @@ export class BambuPrinterSim {
     return sim;
   }
 
+  /**
+   * The `[machines.<id>]` table that configures machine-api for this printer by address and serial
+   * (no discovery), followed by `extraKeys` (more keys of the same table).
+   */
+  machineToml(id: string, extraKeys = ''): string {
+    return `
+[machines.${id}]
+type = "Bambu"
+name = "${this.name}"
+access_code = "${this.accessCode}"
+host = "127.0.0.1"
+serial = "${this.serial}"
+mqtt_port = ${this.mqttPort}
+ftps_port = ${this.ftpsPort}
+${extraKeys}`;
+  }
+
   get mqttPort(): number {
     const address = this.mqttServer.address();
     if (!address || typeof address === 'string') throw new Error('MQTT server is not listening');

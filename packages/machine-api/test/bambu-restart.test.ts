@@ -6,12 +6,11 @@
  * second is completed, the third fails with a message, since its printer no longer reports it.
  */
 
-import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveInChild as serveChild } from './child-service.js';
+import { crash, killChildren, serveInChild } from './child-service.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
 import { BambuPrinterSim } from './sim/bambu.js';
 import { testDatabaseUrl } from './test-database.js';
@@ -25,7 +24,6 @@ interface JobAnswer {
 
 let dir: string;
 const sims: BambuPrinterSim[] = [];
-let child: ChildProcess | undefined;
 let again: MachineApiUnderTest | undefined;
 let toml: string;
 
@@ -42,21 +40,19 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  child?.kill('SIGKILL');
+  killChildren();
   await again?.close();
   await Promise.all(sims.map((sim) => sim.close()));
   await rm(dir, { recursive: true, force: true });
 });
 
 /** `machine-api serve` as an operator runs it, on `dir`'s configuration and data dir (to be killed). */
-async function serveInChild(): Promise<string> {
-  const started = await serveChild({
+async function serveDir() {
+  return serveInChild({
     config: join(dir, 'machine-api.toml'),
     dataDir: join(dir, 'data'),
     databaseUrl: await testDatabaseUrl(dir),
   });
-  child = started.child;
-  return started.url;
 }
 
 async function startPrint(baseUrl: string, machineId: string, sim: BambuPrinterSim): Promise<string> {
@@ -91,12 +87,12 @@ describe('prints a killed run left on Bambu printers', () => {
     timeout: 90_000,
   }, async () => {
     const [printing, finishing, replaced] = sims as [BambuPrinterSim, BambuPrinterSim, BambuPrinterSim];
-    const url = await serveInChild();
+    const first = await serveDir();
+    const { url } = first;
     const live = await startPrint(url, 'x1c1', printing);
     const done = await startPrint(url, 'x1c2', finishing);
     const forgotten = await startPrint(url, 'x1c3', replaced);
-    child?.kill('SIGKILL');
-    await new Promise((resolve) => child?.once('exit', resolve));
+    await crash(first);
 
     // While machine-api is down: x1c2 finishes its print; at x1c3 someone starts another from the screen.
     finishing.update({ gcode_state: 'FINISH', mc_percent: 100, stg_cur: -1 });

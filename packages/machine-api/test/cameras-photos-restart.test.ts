@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeJpeg } from './camera-frames.js';
-import { serveInChild } from './child-service.js';
+import { crash, serveInChild } from './child-service.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
 import { HttpCamera } from './sim/http-camera.js';
 import { MoonrakerSim } from './sim/moonraker.js';
@@ -93,11 +93,10 @@ describe('job photos across a restart', () => {
       dataDir: join(dir, 'data'),
       databaseUrl: await testDatabaseUrl(dir),
     });
-    cleanup.push(() => void first.child.kill('SIGKILL'));
+    cleanup.push(() => crash(first));
     const id = await startPrint(first.url);
     const snapshotsBefore = camera.snapshots;
-    first.child.kill('SIGKILL');
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    await crash(first);
     expect(camera.snapshots).toBe(snapshotsBefore); // the killed run took no photo
 
     const again = await startMachineApi(toml, { dir });

@@ -55,6 +55,14 @@ export async function serveInChild(options: {
   return { child, url };
 }
 
+/** Kills the service with SIGKILL, as a crash or a dying host would, and resolves once it is gone. */
+export async function crash(service: ChildService): Promise<void> {
+  if (service.child.exitCode !== null || service.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => service.child.once('exit', resolve));
+  service.child.kill('SIGKILL');
+  await exited;
+}
+
 /** Kills every child still running (for afterAll). */
 export function killChildren(): void {
   for (const child of children) child.kill('SIGKILL');

@@ -6,12 +6,11 @@
  * its printer no longer knows it. (A print still running is followed to its end: cameras-photos-restart.)
  */
 
-import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveInChild as serveChild } from './child-service.js';
+import { crash, killChildren, serveInChild } from './child-service.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
 import { MoonrakerSim } from './sim/moonraker.js';
 import { testDatabaseUrl } from './test-database.js';
@@ -24,7 +23,6 @@ interface JobAnswer {
 let dir: string;
 let finished: MoonrakerSim;
 let cleared: MoonrakerSim;
-let child: ChildProcess | undefined;
 let again: MachineApiUnderTest | undefined;
 let toml: string;
 
@@ -47,7 +45,7 @@ poll_interval_seconds = 0.2
 });
 
 afterAll(async () => {
-  child?.kill('SIGKILL');
+  killChildren();
   await again?.close();
   await finished?.close();
   await cleared?.close();
@@ -55,14 +53,12 @@ afterAll(async () => {
 });
 
 /** `machine-api serve` as an operator runs it, on `dir`'s configuration and data dir (to be killed). */
-async function serveInChild(): Promise<string> {
-  const started = await serveChild({
+async function serveDir() {
+  return serveInChild({
     config: join(dir, 'machine-api.toml'),
     dataDir: join(dir, 'data'),
     databaseUrl: await testDatabaseUrl(dir),
   });
-  child = started.child;
-  return started.url;
 }
 
 async function startPrint(baseUrl: string, machineId: string): Promise<string> {
@@ -80,11 +76,11 @@ describe('prints a killed run left on Klipper printers', () => {
   it('are followed again by the next run: a print that ended meanwhile is recorded as it ended, one the printer forgot fails', {
     timeout: 90_000,
   }, async () => {
-    const url = await serveInChild();
+    const first = await serveDir();
+    const { url } = first;
     const done = await startPrint(url, 'voron1');
     const forgotten = await startPrint(url, 'voron2');
-    child?.kill('SIGKILL');
-    await new Promise((resolve) => child?.once('exit', resolve));
+    await crash(first);
 
     // While machine-api is down: voron1 finishes; at voron2, someone cancels and clears the print.
     finished.advance(1);

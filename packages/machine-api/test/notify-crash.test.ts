@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildService, killChildren, serveInChild } from './child-service.js';
+import { type ChildService, crash, killChildren, serveInChild } from './child-service.js';
 import { waitFor } from './harness.js';
 import { HttpReceiver } from './notify-receivers.js';
 import { testDatabaseUrl } from './test-database.js';
@@ -69,8 +69,7 @@ describe('the notification outbox across kill -9', () => {
       sent.push(((await response.json()) as { id: string }).id);
     }
     await waitFor(() => http.to('/hook').length >= 5, { what: 'the first deliveries' });
-    first.child.kill('SIGKILL');
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    await crash(first);
     const beforeRestart = http.to('/hook').length;
     expect(beforeRestart).toBeLessThan(BURST);
 

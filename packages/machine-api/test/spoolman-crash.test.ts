@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildService, killChildren, serveInChild } from './child-service.js';
+import { type ChildService, crash, killChildren, serveInChild } from './child-service.js';
 import { postPrint, startMachineApi, waitFor } from './harness.js';
 import { SpoolmanSim } from './sim/spoolman.js';
 import { testDatabaseUrl } from './test-database.js';
@@ -74,8 +74,7 @@ describe('Spoolman use reports across kill -9', () => {
     sim.faults.holdUse = true;
     await printed(first.url);
     await waitFor(() => sim.held.length === 1, { what: 'Spoolman to apply the report and hold its answer' });
-    first.child.kill('SIGKILL');
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    await crash(first);
     sim.faults.holdUse = false;
     sim.releaseHeld();
     expect(sim.uses).toEqual([{ spool: 12, use_length: 4000 }]);

@@ -14,7 +14,7 @@ import { FarmMembership } from '../../src/farm/instances.js';
 import { FarmMachinePublisher } from '../../src/farm/publisher.js';
 import { openJobDatabase } from '../../src/jobs/database.js';
 import { runKeysCommand } from '../../src/keys-command.js';
-import { type ChildService, serveInChild } from '../child-service.js';
+import { type ChildService, crash, serveInChild } from '../child-service.js';
 import { type MachineApiUnderTest, startMachineApi, waitFor } from '../harness.js';
 import { createPostgresDatabase } from '../test-database.js';
 
@@ -91,11 +91,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (b && b.child.exitCode === null && b.child.signalCode === null) {
-    const exited = new Promise((resolve) => b?.child.once('exit', resolve));
-    b.child.kill('SIGKILL');
-    await exited;
-  }
+  if (b) await crash(b);
   await a?.close();
   await rm(dir, { recursive: true, force: true });
 });

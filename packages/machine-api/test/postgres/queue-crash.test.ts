@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildService, killChildren, serveInChild } from '../child-service.js';
+import { type ChildService, crash, killChildren, serveInChild } from '../child-service.js';
 import { getJson, type MachineApiUnderTest, startMachineApi, waitFor } from '../harness.js';
 import { MoonrakerSim } from '../sim/moonraker.js';
 import { createPostgresDatabase } from '../test-database.js';
@@ -102,8 +102,7 @@ describe('an instance killed during a dispatch', () => {
     await waitFor(async () => (await getJson<JobBody>(a.baseUrl, `/jobs/${id}`)).machine_id === 'b1', {
       what: 'b to claim the job',
     });
-    first.child.kill('SIGKILL');
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    await crash(first);
     sim.faults.delayMs = 0;
     // A finds B dead (heartbeat older than 1 s) and puts the job back at its place.
     const returned = await waitFor(

@@ -39,15 +39,7 @@ tool = 215
 [machines.sim]
 type = "Noop"
 
-[machines.x1c]
-type = "Bambu"
-name = "${sim.name}"
-host = "127.0.0.1"
-serial = "${sim.serial}"
-access_code = "${sim.accessCode}"
-mqtt_port = ${sim.mqttPort}
-ftps_port = ${sim.ftpsPort}
-`);
+${sim.machineToml('x1c')}`);
     client = await ContractClient.create(api.baseUrl);
     await waitFor(
       async () => (await client.request<Info>('GET', '/machines/x1c')).body.state.state === 'idle',

@@ -48,15 +48,7 @@ type = "Noop"
 state.state = "running"
 filaments = [{ material = { type = "pla" } }]
 
-[machines.x1c]
-type = "Bambu"
-name = "${bambu.name}"
-host = "127.0.0.1"
-serial = "${bambu.serial}"
-access_code = "${bambu.accessCode}"
-mqtt_port = ${bambu.mqttPort}
-ftps_port = ${bambu.ftpsPort}
-`);
+${bambu.machineToml('x1c')}`);
     await waitFor(
       async () =>
         (await getJson<{ state: { state: string } }>(api.baseUrl, '/machines/x1c')).state.state === 'idle',

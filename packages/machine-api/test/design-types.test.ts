@@ -40,15 +40,7 @@ describe('what a machine without a slicer can print', () => {
       MarlinSim.start(),
     ]);
     api = await startMachineApi(`
-[machines.bambu]
-type = "Bambu"
-name = "${bambu.name}"
-access_code = "${bambu.accessCode}"
-host = "127.0.0.1"
-serial = "${bambu.serial}"
-mqtt_port = ${bambu.mqttPort}
-ftps_port = ${bambu.ftpsPort}
-
+${bambu.machineToml('bambu')}
 [machines.moonraker]
 type = "Moonraker"
 endpoint = "${moonraker.endpoint}"

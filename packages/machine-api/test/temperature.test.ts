@@ -80,15 +80,7 @@ type = "Moonraker"
 variant = "Generic"
 endpoint = "${moonraker.endpoint}"
 
-[machines.x1c]
-type = "Bambu"
-name = "${bambu.name}"
-host = "127.0.0.1"
-serial = "${bambu.serial}"
-access_code = "${bambu.accessCode}"
-mqtt_port = ${bambu.mqttPort}
-ftps_port = ${bambu.ftpsPort}
-`);
+${bambu.machineToml('x1c')}`);
     client = await ContractClient.create(api.baseUrl);
     for (const id of ['ender', 'voron', 'x1c']) {
       await waitFor(

@@ -10,10 +10,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crash, killChildren, serveInChild } from './child-service.js';
+import { crash, killChildren, serveDirInChild } from './child-service.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
 import { BambuPrinterSim } from './sim/bambu.js';
-import { testDatabaseUrl } from './test-database.js';
 
 const GCODE = ';LAYER_CHANGE\nG28\nG1 Z0.2 F600\n;LAYER_CHANGE\nG1 Z0.4\nG1 X20 Y20 E1\n';
 
@@ -45,15 +44,6 @@ afterAll(async () => {
   await Promise.all(sims.map((sim) => sim.close()));
   await rm(dir, { recursive: true, force: true });
 });
-
-/** `machine-api serve` as an operator runs it, on `dir`'s configuration and data dir (to be killed). */
-async function serveDir() {
-  return serveInChild({
-    config: join(dir, 'machine-api.toml'),
-    dataDir: join(dir, 'data'),
-    databaseUrl: await testDatabaseUrl(dir),
-  });
-}
 
 async function startPrint(baseUrl: string, machineId: string, sim: BambuPrinterSim): Promise<string> {
   await waitFor(
@@ -87,7 +77,7 @@ describe('prints a killed run left on Bambu printers', () => {
     timeout: 90_000,
   }, async () => {
     const [printing, finishing, replaced] = sims as [BambuPrinterSim, BambuPrinterSim, BambuPrinterSim];
-    const first = await serveDir();
+    const first = await serveDirInChild(dir);
     const { url } = first;
     const live = await startPrint(url, 'x1c1', printing);
     const done = await startPrint(url, 'x1c2', finishing);

@@ -10,11 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeJpeg } from './camera-frames.js';
-import { crash, serveInChild } from './child-service.js';
+import { crash, serveDirInChild } from './child-service.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
 import { HttpCamera } from './sim/http-camera.js';
 import { MoonrakerSim } from './sim/moonraker.js';
-import { testDatabaseUrl } from './test-database.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -88,11 +87,7 @@ describe('job photos across a restart', () => {
     const dir = await mkdtemp(join(tmpdir(), 'machine-api-photo-crash-'));
     cleanup.push(() => rm(dir, { recursive: true, force: true }));
     await writeFile(join(dir, 'machine-api.toml'), toml);
-    const first = await serveInChild({
-      config: join(dir, 'machine-api.toml'),
-      dataDir: join(dir, 'data'),
-      databaseUrl: await testDatabaseUrl(dir),
-    });
+    const first = await serveDirInChild(dir);
     cleanup.push(() => crash(first));
     const id = await startPrint(first.url);
     const snapshotsBefore = camera.snapshots;

@@ -4,7 +4,9 @@
  * sources through tsx, on a free port; resolves once it says where it listens.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { waitFor } from './harness.js';
+import { testDatabaseUrl } from './test-database.js';
 
 const cli = new URL('../src/cli.ts', import.meta.url).pathname;
 
@@ -53,6 +55,18 @@ export async function serveInChild(options: {
     what: `the service to listen (output: ${output})`,
   });
   return { child, url };
+}
+
+/**
+ * `machine-api serve` as an operator runs it on `dir`: its `machine-api.toml`, data in `dataDir`
+ * (`dir/data` by default), and the test run's database for `dir` (PostgreSQL in the postgres project).
+ */
+export async function serveDirInChild(dir: string, dataDir = join(dir, 'data')): Promise<ChildService> {
+  return serveInChild({
+    config: join(dir, 'machine-api.toml'),
+    dataDir,
+    databaseUrl: await testDatabaseUrl(dir),
+  });
 }
 
 /** Kills the service with SIGKILL, as a crash or a dying host would, and resolves once it is gone. */

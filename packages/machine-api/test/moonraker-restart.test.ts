@@ -10,10 +10,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crash, killChildren, serveInChild } from './child-service.js';
+import { crash, killChildren, serveDirInChild } from './child-service.js';
 import { getJson, type MachineApiUnderTest, postPrint, startMachineApi, waitFor } from './harness.js';
 import { MoonrakerSim } from './sim/moonraker.js';
-import { testDatabaseUrl } from './test-database.js';
 
 interface JobAnswer {
   status: string;
@@ -52,15 +51,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** `machine-api serve` as an operator runs it, on `dir`'s configuration and data dir (to be killed). */
-async function serveDir() {
-  return serveInChild({
-    config: join(dir, 'machine-api.toml'),
-    dataDir: join(dir, 'data'),
-    databaseUrl: await testDatabaseUrl(dir),
-  });
-}
-
 async function startPrint(baseUrl: string, machineId: string): Promise<string> {
   const response = await postPrint(baseUrl, { machineId, jobName: 'benchy', file: 'G28\nG1 X10\n' });
   expect(response.status).toBe(200);
@@ -76,7 +66,7 @@ describe('prints a killed run left on Klipper printers', () => {
   it('are followed again by the next run: a print that ended meanwhile is recorded as it ended, one the printer forgot fails', {
     timeout: 90_000,
   }, async () => {
-    const first = await serveDir();
+    const first = await serveDirInChild(dir);
     const { url } = first;
     const done = await startPrint(url, 'voron1');
     const forgotten = await startPrint(url, 'voron2');

@@ -10,10 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildService, crash, killChildren, serveInChild } from './child-service.js';
+import { crash, killChildren, serveDirInChild } from './child-service.js';
 import { waitFor } from './harness.js';
 import { HttpReceiver } from './notify-receivers.js';
-import { testDatabaseUrl } from './test-database.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const BURST = 40;
@@ -48,18 +47,10 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function serve(dataDir: string): Promise<ChildService> {
-  return serveInChild({
-    config: join(dir, 'machine-api.toml'),
-    dataDir,
-    databaseUrl: await testDatabaseUrl(dir),
-  });
-}
-
 describe('the notification outbox across kill -9', () => {
   it('a burst interrupted by kill -9 is delivered in full after the restart, a recorded 2xx never resent', async () => {
     const dataDir = join(dir, 'data');
-    const first = await serve(dataDir);
+    const first = await serveDirInChild(dir, dataDir);
     const targets = (await (await fetch(`${first.url}/notifications/targets`)).json()) as { id: string }[];
     const targetId = targets[0]?.id;
     const sent: string[] = [];
@@ -73,7 +64,7 @@ describe('the notification outbox across kill -9', () => {
     const beforeRestart = http.to('/hook').length;
     expect(beforeRestart).toBeLessThan(BURST);
 
-    const second = await serve(dataDir);
+    const second = await serveDirInChild(dir, dataDir);
     const log = await waitFor(
       async () => {
         const rows = (await (await fetch(`${second.url}/notifications/deliveries?limit=1000`)).json()) as {

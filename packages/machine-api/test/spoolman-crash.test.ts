@@ -9,10 +9,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildService, crash, killChildren, serveInChild } from './child-service.js';
+import { crash, killChildren, serveDirInChild } from './child-service.js';
 import { postPrint, startMachineApi, waitFor } from './harness.js';
 import { SpoolmanSim } from './sim/spoolman.js';
-import { testDatabaseUrl } from './test-database.js';
 
 const GCODE = 'G28\nG1 X10 Y10 E2 F1200\n; filament used [mm] = 4000\n; total filament used [g] = 12\n';
 
@@ -42,14 +41,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function serve(dataDir: string): Promise<ChildService> {
-  return serveInChild({
-    config: join(dir, 'machine-api.toml'),
-    dataDir,
-    databaseUrl: await testDatabaseUrl(dir),
-  });
-}
-
 async function printed(url: string): Promise<void> {
   const response = await postPrint(url, { machineId: 'sim', jobName: 'part', file: GCODE });
   expect(response.status, await response.clone().text()).toBe(200);
@@ -64,7 +55,7 @@ async function printed(url: string): Promise<void> {
 describe('Spoolman use reports across kill -9', () => {
   it('a report Spoolman applied before the kill is not sent again; the next one follows it', async () => {
     const dataDir = join(dir, 'data');
-    const first = await serve(dataDir);
+    const first = await serveDirInChild(dir, dataDir);
     const assigned = await fetch(`${first.url}/machines/sim/spool`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
